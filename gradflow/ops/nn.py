@@ -880,28 +880,58 @@ def _shape_from_sizes(sizes: Tensor, op_type: str) -> TensorShape:
     return TensorShape([None] * 4) if values is None else TensorShape(values)
 
 
-def _patches(x: np.ndarray, windows: Sequence[_Window], pad_value=0) -> np.ndarray:
-    """Every output position's receptive field of NHWC ``x``: an [N, Ho, Wo, C, kh, kw] view."""
+def _padded(x: np.ndarray, windows: Sequence[_Window], pad_value=0) -> np.ndarray:
+    """NHWC ``x`` with the windows' padding around its spatial axes."""
     h, w = windows
     if h.before or h.after or w.before or w.after:
         x = np.pad(x, ((0, 0), (h.before, h.after), (w.before, w.after), (0, 0)),
                    constant_values=pad_value)
-    view = sliding_window_view(x, (h.span, w.span), axis=(1, 2))
+    return x
+
+
+def _taps(padded: np.ndarray, windows: Sequence[_Window]):
+    """``(tap, view)`` per filter tap: the [N, Ho, Wo, C] view of the padded input that
+    tap reads, one position per output position (taps numbered row by row)."""
+    h, w = windows
+    for i in range(h.size):
+        for j in range(w.size):
+            yield i * w.size + j, padded[:, h.reads(i), w.reads(j)]
+
+
+def _patches(x: np.ndarray, windows: Sequence[_Window], pad_value=0) -> np.ndarray:
+    """Every output position's receptive field of NHWC ``x``: an [N, Ho, Wo, C, kh, kw] view."""
+    h, w = windows
+    view = sliding_window_view(_padded(x, windows, pad_value), (h.span, w.span), axis=(1, 2))
     return view[:, :h.stride * (h.out - 1) + 1:h.stride, :w.stride * (w.out - 1) + 1:w.stride,
                 :, ::h.dilation, ::w.dilation]
 
 
+def _im2col(x: np.ndarray, windows: Sequence[_Window]) -> np.ndarray:
+    """The receptive fields of NHWC ``x`` as a contiguous [N*Ho*Wo, kh*kw*C] matrix, each
+    row ordered (tap row, tap column, channel) like an HWIO filter's rows, so that a
+    convolution is one matrix product."""
+    h, w = windows
+    n, channels = x.shape[0], x.shape[3]
+    rows, row_size = n * h.out * w.out, h.size * w.size * channels
+    if channels == 1:  # copying tap by tap moves runs of Wo values instead of single ones
+        cols = np.empty((n, h.out, w.out, h.size * w.size), x.dtype)
+        for tap, view in _taps(_padded(x, windows), windows):
+            cols[..., tap] = view[..., 0]
+        return cols.reshape(rows, row_size)
+    return np.ascontiguousarray(_patches(x, windows).transpose(0, 1, 2, 4, 5, 3)).reshape(
+        rows, row_size)
+
+
 def _accumulate_taps(tap_value: Callable, windows: Sequence[_Window], in_shape: Sequence[int],
                      dtype) -> np.ndarray:
-    """The NHWC input-shaped sum over taps (i, j) of ``tap_value(i, j)`` ([N, Ho, Wo, C]),
-    each added where that tap reads: the adjoint of ``_patches``."""
+    """The NHWC input-shaped sum over taps of ``tap_value(tap)`` ([N, Ho, Wo, C]), each
+    added where that tap reads: the adjoint of ``_taps``."""
     h, w = windows
     n, height, width, channels = in_shape
     padded = np.zeros((n, height + h.before + h.after, width + w.before + w.after, channels),
                       dtype)
-    for i in range(h.size):
-        for j in range(w.size):
-            padded[:, h.reads(i), w.reads(j)] += tap_value(i, j)
+    for tap, view in _taps(padded, windows):
+        view += tap_value(tap)
     return padded[:, h.before:h.before + height, w.before:w.before + width]
 
 
@@ -949,12 +979,67 @@ def _alias(arg: str, value, other: str, other_value):
 
 # ---------------------------------------------------------------------- convolutions
 class _ConvKind(NamedTuple):
-    """How a convolution family contracts receptive fields with its filter."""
+    """How a convolution family contracts receptive fields with its filter (NHWC arrays,
+    HWIO filters, ``windows`` from ``_WindowSpec.windows``)."""
 
-    forward: Callable        # (patches [N,Ho,Wo,C,kh,kw], filter) -> [N,Ho,Wo,C_out]
-    input_tap: Callable      # (dy [N,Ho,Wo,C_out], filter, i, j) -> [N,Ho,Wo,C]
-    filter_grad: Callable    # (patches, dy) -> filter-shaped
-    out_channels: Callable   # (static filter dims) -> Optional[int]
+    forward: Callable          # (x, filter, windows) -> [N, Ho, Wo, C_out]
+    backprop_input: Callable   # (dy, filter, windows, input shape) -> input-shaped
+    backprop_filter: Callable  # (x, dy, windows) -> filter-shaped
+    out_channels: Callable     # (static filter dims) -> Optional[int]
+
+
+def _as_rows(a: np.ndarray) -> np.ndarray:
+    """[N, H, W, C] as an [N*H*W, C] matrix."""
+    n, height, width, channels = a.shape
+    return a.reshape(n * height * width, channels)
+
+
+def _filter_matrix(w: np.ndarray) -> np.ndarray:
+    """An HWIO filter as the [kh*kw*C_in, C_out] matrix ``_im2col`` rows multiply."""
+    kh, kw, c_in, c_out = w.shape
+    return w.reshape(kh * kw * c_in, c_out)
+
+
+def _conv_forward(x: np.ndarray, w: np.ndarray, windows) -> np.ndarray:
+    h, wd = windows
+    return (_im2col(x, windows) @ _filter_matrix(w)).reshape(
+        x.shape[0], h.out, wd.out, w.shape[3])
+
+
+def _conv_backprop_input(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np.ndarray:
+    """The input gradient of a convolution is a convolution too: of ``dy`` spread out by
+    the strides and padded to read the whole input, with the filter turned by 180
+    degrees and its channel axes swapped, at stride 1."""
+    spread, spread_windows = _spread_for_transposed_conv(dy, windows, in_shape[1:3])
+    return _conv_forward(spread, w[::-1, ::-1].transpose(0, 1, 3, 2), spread_windows)
+
+
+def _spread_for_transposed_conv(dy: np.ndarray, windows, in_hw) -> tuple:
+    """``dy`` [N, Ho, Wo, C] with stride-1 zeros between its values and the padding that
+    makes each stride-1 window of the flipped filter end on one input position; and
+    those windows. Padding that would be negative crops instead."""
+    pads, spread_windows = [], []
+    for win, size in zip(windows, in_hw):
+        reach = (win.size - 1) * win.dilation
+        spread_length = max((win.out - 1) * win.stride + 1, 0)
+        before = reach - win.before
+        pads.append((before, size + reach - before - spread_length))
+        spread_windows.append(_Window(win.size, 1, win.dilation, 0, 0, size))
+    (top, bottom), (left, right) = ((max(p, 0) for p in pair) for pair in pads)
+    height = top + max((dy.shape[1] - 1) * windows[0].stride + 1, 0) + bottom
+    width = left + max((dy.shape[2] - 1) * windows[1].stride + 1, 0) + right
+    spread = np.zeros((dy.shape[0], height, width, dy.shape[3]), dy.dtype)
+    spread[:, top:height - bottom:windows[0].stride, left:width - right:windows[1].stride] = dy
+    (crop_top, crop_bottom), (crop_left, crop_right) = ((max(-p, 0) for p in pair)
+                                                        for pair in pads)
+    return (spread[:, crop_top:height - crop_bottom, crop_left:width - crop_right],
+            tuple(spread_windows))
+
+
+def _conv_backprop_filter(x: np.ndarray, dy: np.ndarray, windows) -> np.ndarray:
+    h, w = windows
+    return (_im2col(x, windows).T @ _as_rows(dy)).reshape(
+        h.size, w.size, x.shape[3], dy.shape[3])
 
 
 def _per_multiplier(dy: np.ndarray, channels: int) -> np.ndarray:
@@ -962,18 +1047,24 @@ def _per_multiplier(dy: np.ndarray, channels: int) -> np.ndarray:
     return dy.reshape(dy.shape[:3] + (channels, -1))
 
 
-_CONV = _ConvKind(
-    forward=lambda p, w: np.tensordot(p, w, axes=([4, 5, 3], [0, 1, 2])),
-    input_tap=lambda dy, w, i, j: dy @ w[i, j].T,
-    filter_grad=lambda p, dy: np.tensordot(p, dy, axes=([0, 1, 2], [0, 1, 2])
-                                           ).transpose(1, 2, 0, 3),
-    out_channels=lambda dims: dims[3])
+def _depthwise_backprop_input(dy: np.ndarray, w: np.ndarray, windows,
+                              in_shape) -> np.ndarray:
+    per_tap = w.reshape((-1,) + w.shape[2:])  # [kh*kw, C, M]
+    per_multiplier = _per_multiplier(dy, w.shape[2])
+    return _accumulate_taps(lambda tap: np.einsum("nhwcm,cm->nhwc", per_multiplier,
+                                                  per_tap[tap]),
+                            windows, in_shape, dy.dtype)
+
+
+_CONV = _ConvKind(forward=_conv_forward, backprop_input=_conv_backprop_input,
+                  backprop_filter=_conv_backprop_filter, out_channels=lambda dims: dims[3])
 _DEPTHWISE = _ConvKind(
-    forward=lambda p, w: np.einsum("nhwcij,ijcm->nhwcm", p, w).reshape(p.shape[:3] + (-1,)),
-    input_tap=lambda dy, w, i, j: np.einsum("nhwcm,cm->nhwc", _per_multiplier(dy, w.shape[2]),
-                                            w[i, j]),
-    filter_grad=lambda p, dy: np.einsum("nhwcij,nhwcm->ijcm", p,
-                                        _per_multiplier(dy, p.shape[3])),
+    forward=lambda x, w, windows: np.einsum("nhwcij,ijcm->nhwcm", _patches(x, windows), w
+                                            ).reshape(x.shape[:1] + (windows[0].out,
+                                                                     windows[1].out, -1)),
+    backprop_input=_depthwise_backprop_input,
+    backprop_filter=lambda x, dy, windows: np.einsum(
+        "nhwcij,nhwcm->ijcm", _patches(x, windows), _per_multiplier(dy, x.shape[3])),
     out_channels=lambda dims: None if None in dims[2:] else dims[2] * dims[3])
 
 
@@ -1032,8 +1123,7 @@ def _conv_kernels(kind: _ConvKind) -> tuple[Callable, Callable, Callable]:
     def forward(x, w, **attrs):
         spec = _WindowSpec(attrs)
         x = spec.to_nhwc(x)
-        windows = spec.windows(x.shape[1:3], w.shape[:2])
-        return spec.from_nhwc(kind.forward(_patches(x, windows), w))
+        return spec.from_nhwc(kind.forward(x, w, spec.windows(x.shape[1:3], w.shape[:2])))
 
     def backprop_input(sizes, w, dy, **attrs):
         spec = _WindowSpec(attrs)
@@ -1044,14 +1134,13 @@ def _conv_kernels(kind: _ConvKind) -> tuple[Callable, Callable, Callable]:
             raise ValueError(f"out_backprop has spatial shape {dy.shape[1:3]}, but the "
                              f"convolution of an input of shape {tuple(sizes)} has "
                              f"{tuple(win.out for win in windows)}")
-        return spec.from_nhwc(_accumulate_taps(lambda i, j: kind.input_tap(dy, w, i, j),
-                                               windows, in_shape, dy.dtype))
+        return spec.from_nhwc(kind.backprop_input(dy, w, windows, in_shape))
 
     def backprop_filter(x, sizes, dy, **attrs):
         spec = _WindowSpec(attrs)
         x, dy = spec.to_nhwc(x), spec.to_nhwc(dy)
         windows = spec.windows(x.shape[1:3], [int(s) for s in sizes[:2]])
-        return kind.filter_grad(_patches(x, windows), dy)
+        return kind.backprop_filter(x, dy, windows)
 
     return forward, backprop_input, backprop_filter
 
@@ -1252,37 +1341,81 @@ def _infer_pool(op_type: str, allowed: Sequence[dtypes.DType]) -> Callable:
     return infer
 
 
-def _winning_taps(spec: _WindowSpec, x: np.ndarray) -> tuple[tuple, np.ndarray]:
-    """Windows of NHWC ``x`` and the flat tap index of each window's (first) maximum."""
-    windows = spec.windows(x.shape[1:3], spec.ksize)
-    patches = _patches(x, windows, _lowest(x.dtype))
-    return windows, patches.reshape(patches.shape[:4] + (-1,)).argmax(axis=-1)
-
-
 def _max_pool_kernel(x, **attrs):
+    """Folds the taps with ``np.maximum`` (NaN wins, as in a max reduction)."""
     spec = _WindowSpec(attrs)
     x = spec.to_nhwc(x)
     windows = spec.windows(x.shape[1:3], spec.ksize)
-    return spec.from_nhwc(_patches(x, windows, _lowest(x.dtype)).max(axis=(4, 5)))
+    result = None
+    for _, view in _taps(_padded(x, windows, _lowest(x.dtype)), windows):
+        result = view.copy() if result is None else np.maximum(result, view, out=result)
+    return spec.from_nhwc(result)
+
+
+def _winning_taps(x: np.ndarray, windows: Sequence[_Window]) -> np.ndarray:
+    """The tap of each window's maximum in NHWC ``x``: the first one on ties, the first
+    NaN where there is one (as ``argmax`` picks them), found by folding the taps."""
+    best = winner = None
+    for tap, view in _taps(_padded(x, windows, _lowest(x.dtype)), windows):
+        view = np.ascontiguousarray(view)  # one strided pass instead of two
+        if best is None:
+            best, winner = view, np.zeros(view.shape, np.min_scalar_type(
+                windows[0].size * windows[1].size))
+            continue
+        wins = np.greater(view, best)
+        # taps come in increasing order, so a later winner is also a larger number
+        np.maximum(winner, np.multiply(wins, tap, dtype=winner.dtype), out=winner)
+        np.maximum(best, view, out=best)
+    if best is not None and best.dtype.kind == "f":
+        _first_nan_wins(winner, np.isnan(best), x, windows)
+    return winner
+
+
+def _first_nan_wins(winner: np.ndarray, nan_windows: np.ndarray, x: np.ndarray,
+                    windows: Sequence[_Window]) -> None:
+    """In windows holding a NaN, points ``winner`` at the first NaN tap."""
+    if not nan_windows.any():
+        return
+    taps = list(_taps(_padded(x, windows, _lowest(x.dtype)), windows))
+    for tap, view in reversed(taps):
+        np.copyto(winner, tap, where=nan_windows & np.isnan(view))
+
+
+_SAME_SIZE_INTS = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _where_else_zero(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``np.where(mask, values, 0)``; for floats a bit mask, several times faster and
+    exact (``values``' bits or +0.0)."""
+    bits = _SAME_SIZE_INTS.get(values.dtype.itemsize) if values.dtype.kind == "f" else None
+    if bits is None:
+        return np.where(mask, values, 0).astype(values.dtype, copy=False)
+    keep = mask.view(np.int8).astype(bits)
+    np.negative(keep, out=keep)  # all ones where kept
+    return np.bitwise_and(values.view(bits), keep, out=keep).view(values.dtype)
 
 
 def _max_pool_grad_kernel(x, y, dy, **attrs):
-    """Each window's gradient goes to its maximum (the first one on ties)."""
+    """Each window's gradient goes to its maximum (the first one on ties). As in TF's
+    CPU kernel, the maxima are found in ``x``; ``y`` is not read."""
     spec = _WindowSpec(attrs)
     x, dy = spec.to_nhwc(x), spec.to_nhwc(dy)
-    windows, winners = _winning_taps(spec, x)
-    width = windows[1].size
-    return spec.from_nhwc(_accumulate_taps(
-        lambda i, j: np.where(winners == i * width + j, dy, 0), windows, x.shape, dy.dtype))
+    windows = spec.windows(x.shape[1:3], spec.ksize)
+    winner = _winning_taps(x, windows)
+    return spec.from_nhwc(_accumulate_taps(lambda tap: _where_else_zero(winner == tap, dy),
+                                           windows, x.shape, dy.dtype))
 
 
 def _max_pool_grad_grad_kernel(x, y, ddx, **attrs):
     """Reads ``ddx`` (input-shaped) at each window's maximum."""
     spec = _WindowSpec(attrs)
-    windows, winners = _winning_taps(spec, spec.to_nhwc(x))
-    patches = _patches(spec.to_nhwc(ddx), windows)
-    flat = patches.reshape(patches.shape[:4] + (-1,))
-    return spec.from_nhwc(np.take_along_axis(flat, winners[..., None], axis=-1)[..., 0])
+    x, ddx = spec.to_nhwc(x), spec.to_nhwc(ddx)
+    windows = spec.windows(x.shape[1:3], spec.ksize)
+    winner = _winning_taps(x, windows)
+    result = np.zeros(winner.shape, ddx.dtype)
+    for tap, view in _taps(_padded(ddx, windows), windows):
+        np.copyto(result, view, where=winner == tap)
+    return spec.from_nhwc(result)
 
 
 def _window_counts(windows: Sequence[_Window], in_hw: Sequence[int]) -> np.ndarray:
@@ -1309,7 +1442,7 @@ def _avg_pool_grad_kernel(sizes, dy, **attrs):
     dy = spec.to_nhwc(dy)
     windows = spec.windows(in_shape[1:3], spec.ksize)
     share = (dy / _window_counts(windows, in_shape[1:3])).astype(dy.dtype)
-    return spec.from_nhwc(_accumulate_taps(lambda i, j: share, windows, in_shape, dy.dtype))
+    return spec.from_nhwc(_accumulate_taps(lambda tap: share, windows, in_shape, dy.dtype))
 
 
 def _infer_like_input(index: int) -> Callable:

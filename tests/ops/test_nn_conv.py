@@ -285,6 +285,36 @@ def test_max_pool_gradient_goes_to_the_first_maximum(sess):
     np.testing.assert_array_equal(sess.run(grad)[0, :, :, 0], [[1, 0, 1], [0, 0, 0], [1, 0, 1]])
 
 
+def np_max_pool_grad(x, dy, k_hw, strides, padding):
+    """Routes each window's gradient to its argmax (first maximum, first NaN)."""
+    pads = paddings(padding, x.shape[1:3], k_hw, strides, (1, 1))
+    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp = np.pad(x, [(0, 0), *pads, (0, 0)], constant_values=lowest)
+    dx = np.zeros(xp.shape, dy.dtype)
+    for n, oh, ow, c in np.ndindex(*dy.shape):
+        top, left = oh * strides[0], ow * strides[1]
+        window = xp[n, top:top + k_hw[0], left:left + k_hw[1], c]
+        i, j = np.unravel_index(np.argmax(window), window.shape)
+        dx[n, top + i, left + j, c] += dy[n, oh, ow, c]
+    return dx[:, pads[0][0]:pads[0][0] + x.shape[1], pads[1][0]:pads[1][0] + x.shape[2]]
+
+
+@pytest.mark.parametrize("x_shape,ksize,strides,padding", POOL_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool_grad_routes_to_argmax_with_ties_and_nans(x_shape, ksize, strides, padding,
+                                                           dtype, sess):
+    rng = np.random.default_rng(7)
+    x = rng.integers(-2, 3, x_shape).astype(dtype)  # many ties
+    x.flat[rng.choice(x.size, 3, replace=False)] = [np.nan, -np.inf, np.nan]
+    x_t = gf.constant(x)
+    y = gf.nn.max_pool(x_t, ksize, strides, padding)
+    dy = rng.standard_normal(y.shape.as_list()).astype(dtype)
+    dy.flat[0] = np.inf  # an infinite gradient must not spill into other positions
+    (dx,) = gf.gradients(y, x_t, grad_ys=dy)
+    expected = np_max_pool_grad(x, dy, spatial(ksize), spatial(strides), padding)
+    np.testing.assert_allclose(sess.run(dx), expected, rtol=1e-6)  # overlaps add up
+
+
 def test_avg_pool_same_padding_averages_real_inputs_only(sess):
     x = np.arange(9.0).reshape(1, 3, 3, 1)
     np.testing.assert_allclose(sess.run(gf.nn.avg_pool(x, 2, 2, "SAME"))[0, :, :, 0],
