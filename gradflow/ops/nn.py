@@ -652,8 +652,30 @@ def _bias_add_kernel(value, bias, *, data_format):
 
 
 def _bias_add_grad_kernel(grad, *, data_format):
-    channel = 1 if _channels_first(data_format) else grad.ndim - 1
-    return np.sum(grad, axis=tuple(a for a in range(grad.ndim) if a != channel), dtype=grad.dtype)
+    if _channels_first(data_format):
+        return np.sum(grad, axis=(0, *range(2, grad.ndim)), dtype=grad.dtype)
+    channels = grad.shape[-1]
+    return _column_sums(grad.reshape(grad.size // channels if channels else 0, channels))
+
+
+_FOLD_MIN_ROWS = 1024
+
+
+def _column_sums(rows: np.ndarray) -> np.ndarray:
+    """The sum of an [R, C] array over R. Tall arrays are folded in halves: each add then
+    runs over long contiguous blocks (``np.add.reduce`` over axis 0 adds one short row at
+    a time) and rounding errors grow with log R rather than R."""
+    if len(rows) < _FOLD_MIN_ROWS:
+        return np.add.reduce(rows, axis=0, dtype=rows.dtype)
+    folded = None
+    while len(rows) > 1:
+        half = len(rows) // 2
+        top = np.add(rows[:half], rows[half:2 * half],
+                     out=None if folded is None else rows[:half])
+        if len(rows) % 2:
+            top[-1] += rows[-1]
+        rows = folded = top
+    return rows[0]
 
 
 def _infer_bias_add_grad(inputs, attrs):

@@ -114,30 +114,11 @@ def _dtype_of(t) -> np.dtype:
 
 
 # -------------------------------------------------------------- activation entries
-def _zero_is_dropped_by_maximum() -> Optional[bool]:
-    """Whether max(-0.0, 0) gives +0.0 on this NumPy (True), -0.0 (False) or it varies."""
-    probe = np.zeros(67, np.float32)
-    probe[::3] = -0.0
-    signs = np.signbit(np.maximum(probe, 0))[::3]
-    return None if signs.any() and not signs.all() else not signs[0]
-
-
-_MAXIMUM_DROPS_NEGATIVE_ZERO = _zero_is_dropped_by_maximum()
-
-
 def _relu(op: Operation) -> Optional[FastKernel]:
-    """max(x, 0): x's bits where x is kept (positive or NaN), +0.0 where it is not."""
-    bits = _BITS.get(_dtype(op))
-    if bits is None or _MAXIMUM_DROPS_NEGATIVE_ZERO is None or not _large(op):
+    """The kernel's ``np.maximum(x, 0)``, written into a dying input's buffer."""
+    if not _rank_known_positive(op):
         return None
-    dropped = np.less_equal if _MAXIMUM_DROPS_NEGATIVE_ZERO else np.less
-
-    def relu(x, out=None):
-        keep = dropped(x, 0).view(np.int8).astype(bits)
-        np.subtract(keep, 1, out=keep)  # all ones where x is kept, zeros where dropped
-        target = keep if out is None else out.view(bits)
-        return np.bitwise_and(x.view(bits), keep, out=target).view(x.dtype)
-    return FastKernel(relu, (0,))
+    return FastKernel(lambda x, out=None: np.maximum(x, 0, out=out), (0,))
 
 
 def _relu_grad(op: Operation) -> Optional[FastKernel]:
@@ -193,16 +174,6 @@ def _matmul(op: Operation) -> FastKernel:
     if transpose_a:
         return FastKernel(lambda a, b: np.matmul(a.T, b), ())
     return FastKernel(lambda a, b: np.matmul(a, b.T), ())
-
-
-def _bias_add_grad(op: Operation) -> Optional[FastKernel]:
-    """The kernel's np.sum over all but the channel axis, minus np.sum's Python layer."""
-    rank = op._inputs[0].shape.ndims
-    if rank is None:
-        return None
-    channel = 1 if op._attrs.get("data_format", "NHWC").startswith("NC") else rank - 1
-    axes = tuple(a for a in range(rank) if a != channel)
-    return FastKernel(lambda grad: np.add.reduce(grad, axis=axes, dtype=grad.dtype), ())
 
 
 def _sparse_xent(op: Operation) -> Optional[FastKernel]:
@@ -268,7 +239,6 @@ _TABLE = {
     "TanhGrad": _tanh_grad,
     "BiasAdd": _bias_add,
     "MatMul": _matmul,
-    "BiasAddGrad": _bias_add_grad,
     "SparseSoftmaxCrossEntropyWithLogits": _sparse_xent,
     "ApplyGradientDescent": _apply_gradient_descent,
 }

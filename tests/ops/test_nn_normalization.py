@@ -180,6 +180,18 @@ def test_bias_add_grad_grad_with_unknown_rank_channels_first(sess):
                                np.broadcast_to(np.array([1.0, 2.0, 3.0])[:, None], (2, 3, 2)))
 
 
+@pytest.mark.parametrize("shape", [(33, 31, 3, 5), (0, 4), (2, 0), (1025, 1)])
+def test_bias_add_gradient_sums_tall_inputs_accurately(shape, sess):
+    upstream = np.random.default_rng(3).standard_normal(shape).astype(np.float32) + 1
+    b = gf.zeros(shape[-1:])
+    (d_b,) = gf.gradients(gf.nn.bias_add(gf.zeros(shape), b), b, grad_ys=upstream)
+    exact = upstream.astype(np.float64).sum(axis=tuple(range(len(shape) - 1)))
+    got = sess.run(d_b)
+    assert got.dtype == np.float32 and got.shape == shape[-1:]
+    # rows are added pairwise: the error stays near float32 resolution of the total
+    np.testing.assert_allclose(got, exact, rtol=1e-6)
+
+
 @pytest.mark.parametrize("value_shape,bias_shape,text", [
     ([2, 3], [3, 1], "must be rank 1 but is rank 2"),
     ([3], [3], "must be at least rank 2 but is rank 1"),

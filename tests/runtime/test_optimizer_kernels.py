@@ -94,7 +94,7 @@ UNARY = {"Neg": gf.negative, "Square": gf.square, "Sqrt": gf.sqrt, "Exp": gf.exp
          "Log": gf.log, "Sin": gf.sin, "Cos": gf.cos, "Tanh": gf.tanh, "Abs": gf.abs,
          "Relu": gf.nn.relu}
 BINARY = {"AddV2": gf.add, "Sub": gf.subtract, "Mul": gf.multiply, "RealDiv": gf.realdiv}
-COVERED = set(UNARY) | set(BINARY) | {"ReluGrad", "TanhGrad", "BiasAdd", "BiasAddGrad", "MatMul",
+COVERED = set(UNARY) | set(BINARY) | {"ReluGrad", "TanhGrad", "BiasAdd", "MatMul",
                                       "SparseSoftmaxCrossEntropyWithLogits",
                                       "ApplyGradientDescent"}
 
@@ -151,14 +151,12 @@ def test_matmul(dtype, transpose_a, transpose_b):
 
 
 @pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
-def test_bias_add_and_its_gradient(data_format):
+def test_bias_add(data_format):
     value = special_values((4, 6, 5, 7), np.float32)
     channels = value.shape[1] if data_format == "NCHW" else value.shape[-1]
     bias = special_values((channels,), np.float32)
     pv, pb = placeholders(value, bias)
     check_entry(gf.nn.bias_add(pv, pb, data_format=data_format).op, [value, bias])
-    grad = apply_op("BiasAddGrad", [pv], data_format=data_format)
-    check_entry(grad.op, [value])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
