@@ -34,6 +34,20 @@ _INDEX_TYPES = (dtypes.int32, dtypes.int64)
 
 
 # --------------------------------------------------------------------------- helpers
+_SAME_SIZE_INTS = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _where_else_zero(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``np.where(mask, values, 0)``; for floats a bit mask, several times faster and
+    exact (``values``' bits or +0.0)."""
+    bits = _SAME_SIZE_INTS.get(values.dtype.itemsize) if values.dtype.kind == "f" else None
+    if bits is None:
+        return np.where(mask, values, 0).astype(values.dtype, copy=False)
+    keep = np.asarray(mask).view(np.int8).astype(bits)
+    np.negative(keep, out=keep)  # all ones where kept
+    return np.bitwise_and(values.view(bits), keep, out=keep).view(values.dtype)
+
+
 def _public_attrs(op: Operation) -> dict:
     """The attrs a kernel sees, to copy onto a related op (internal ``_`` attrs stay)."""
     return {k: v for k, v in op.attrs.items() if not k.startswith("_")}
@@ -131,7 +145,7 @@ def _negative_part_expm1(x: np.ndarray) -> np.ndarray:
 
 
 _define_activation("Relu", lambda x: np.maximum(x, 0),
-                   lambda dy, x: np.where(x > 0, dy, 0), from_output=False)
+                   lambda dy, x: _where_else_zero(x > 0, dy), from_output=False)
 _define_activation("Relu6", lambda x: np.clip(x, 0, 6),
                    lambda dy, x: np.where((x > 0) & (x < 6), dy, 0), from_output=False)
 _define_activation("LeakyRelu", lambda x, *, alpha: np.where(x > 0, x, x * alpha),
@@ -1401,20 +1415,6 @@ def _first_nan_wins(winner: np.ndarray, nan_windows: np.ndarray, x: np.ndarray,
     taps = list(_taps(_padded(x, windows, _lowest(x.dtype)), windows))
     for tap, view in reversed(taps):
         np.copyto(winner, tap, where=nan_windows & np.isnan(view))
-
-
-_SAME_SIZE_INTS = {2: np.int16, 4: np.int32, 8: np.int64}
-
-
-def _where_else_zero(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``np.where(mask, values, 0)``; for floats a bit mask, several times faster and
-    exact (``values``' bits or +0.0)."""
-    bits = _SAME_SIZE_INTS.get(values.dtype.itemsize) if values.dtype.kind == "f" else None
-    if bits is None:
-        return np.where(mask, values, 0).astype(values.dtype, copy=False)
-    keep = mask.view(np.int8).astype(bits)
-    np.negative(keep, out=keep)  # all ones where kept
-    return np.bitwise_and(values.view(bits), keep, out=keep).view(values.dtype)
 
 
 def _max_pool_grad_kernel(x, y, dy, **attrs):

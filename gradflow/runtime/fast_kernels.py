@@ -25,12 +25,12 @@ __all__ = ["FastKernel", "lookup", "op_types", "FRESH_OUTPUT_TYPES", "INPLACE_MI
 # inputs' memory: a later fast kernel may write into their results.
 # tests/runtime/test_optimizer_kernels.py holds them to it.
 FRESH_OUTPUT_TYPES = frozenset({"BatchMatMulV2", "Conv2D", "Conv2DBackpropInput",
-                                "Conv2DBackpropFilter", "MaxPool", "MaxPoolGrad"})
+                                "Conv2DBackpropFilter", "MaxPool", "MaxPoolGrad",
+                                "ReluGrad"})
 
-_BIT_TRICK_MIN_ELEMENTS = 4096
 INPLACE_MIN_ELEMENTS = 4096  # smaller outputs are cheap to allocate: no in-place writes
+_UNSIGNED = {4: np.uint32, 8: np.uint64}
 _REAL_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
-_BITS = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
 
 
 class FastKernel:
@@ -77,12 +77,6 @@ def _rank_known_positive(op: Operation) -> bool:
     return all(t.shape.ndims is not None and t.shape.ndims > 0 for t in op._outputs)
 
 
-def _large(op: Operation) -> bool:
-    """Bit tricks cost a few extra calls: they pay off from a few thousand elements."""
-    count = op._outputs[0].shape.num_elements()
-    return count is not None and count >= _BIT_TRICK_MIN_ELEMENTS
-
-
 def _same_static_shapes(op: Operation) -> bool:
     """All inputs and outputs have one fully known shape, of rank 1 or more."""
     shapes = [t.shape.as_tuple() for t in (*op._inputs, *op._outputs)]
@@ -119,23 +113,6 @@ def _relu(op: Operation) -> Optional[FastKernel]:
     if not _rank_known_positive(op):
         return None
     return FastKernel(lambda x, out=None: np.maximum(x, 0, out=out), (0,))
-
-
-def _relu_grad(op: Operation) -> Optional[FastKernel]:
-    """where(x > 0, dy, 0): dy's bits where x > 0, +0.0 elsewhere (no branches)."""
-    bits = _BITS.get(_dtype(op))
-    if bits is None or not _same_static_shapes(op) or not _large(op) or \
-            _dtype_of(op._inputs[1]) != _dtype(op):
-        return None
-
-    def relu_grad(dy, x, out=None):
-        if not c_contiguous(dy, x):  # np.where's result layout: leave it to np.where
-            return np.where(x > 0, dy, 0)
-        mask = np.greater(x, 0).view(np.int8).astype(bits)
-        np.negative(mask, out=mask)  # all ones where x > 0
-        target = mask if out is None else out.view(bits)
-        return np.bitwise_and(dy.view(bits), mask, out=target).view(dy.dtype)
-    return FastKernel(relu_grad, (0, 1))
 
 
 def _tanh_grad(op: Operation) -> Optional[FastKernel]:
@@ -177,22 +154,27 @@ def _matmul(op: Operation) -> FastKernel:
 
 
 def _sparse_xent(op: Operation) -> Optional[FastKernel]:
-    """Rank-2 logits: the kernel's arithmetic, gathering with row indices instead of
-    take/put_along_axis. Out-of-range labels go to the kernel, which reports them."""
+    """Rank-2 C-ordered logits: the kernel's arithmetic, gathering at flat positions
+    instead of take/put_along_axis. Out-of-range labels go to the kernel, which reports
+    them; other layouts too."""
     logits = op._inputs[0].shape.as_tuple()
     if logits is None or len(logits) != 2 or not logits[1]:
         return None
     kernel = op._op_def.kernel
+    classes = logits[1]
 
     def sparse_xent(logits, labels):
-        if labels.size and (labels.min() < 0 or labels.max() >= logits.shape[-1]):
+        # one bound check: viewed unsigned, negative labels are huge
+        if not logits.flags.c_contiguous or labels.size and \
+                labels.view(_UNSIGNED[labels.dtype.itemsize]).max() >= classes:
             return kernel(logits, labels)
-        shifted = logits - np.max(logits, axis=-1, keepdims=True)
-        log_p = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
-        rows = np.arange(len(labels))
+        log_p = np.subtract(logits, np.maximum.reduce(logits, axis=-1, keepdims=True))
+        np.subtract(log_p, np.log(np.add.reduce(np.exp(log_p), axis=-1, keepdims=True)),
+                    out=log_p)
+        picked = np.arange(0, labels.size * classes, classes) + labels  # flat positions
         backprop = np.exp(log_p)
-        backprop[rows, labels] -= 1
-        return -log_p[rows, labels], backprop
+        backprop.reshape(-1)[picked] -= 1
+        return -log_p.reshape(-1)[picked], backprop
     return FastKernel(sparse_xent, ())
 
 
@@ -235,7 +217,6 @@ _TABLE = {
     "Tanh": _wrapped_ufunc(np.tanh),
     "Abs": _wrapped_ufunc(np.abs),
     "Relu": _relu,
-    "ReluGrad": _relu_grad,
     "TanhGrad": _tanh_grad,
     "BiasAdd": _bias_add,
     "MatMul": _matmul,

@@ -106,6 +106,21 @@ def test_integer_relus(fn, dtype, sess):
     np.testing.assert_array_equal(sess.run(fn(x)), np.clip(x, 0, 6 if fn is gf.nn.relu6 else 99))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(), (7,), (3, 5)])
+def test_relu_gradient_passes_upstream_bits_exactly(dtype, shape, sess):
+    specials = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30, 2.5]
+    x = np.asarray(RNG.choice(specials, shape)).astype(dtype)
+    dy = np.asarray(RNG.choice(specials, shape)).astype(dtype)
+    x_t = gf.constant(x)
+    (grad,) = gf.gradients(gf.nn.relu(x_t), x_t, grad_ys=gf.constant(dy))
+    assert grad.op.type == "ReluGrad"
+    got = np.asarray(sess.run(grad))
+    expected = np.asarray(np.where(x > 0, dy, dtype(0)))
+    assert got.dtype == dtype and got.shape == shape
+    assert got.tobytes() == expected.tobytes()
+
+
 def test_softmax_is_stable_at_extreme_logits(sess):
     x = np.array([[1e4, -1e4, 0.0], [-1e4, -1e4, -1e4]], dtype=np.float32)
     soft, log_soft = sess.run([gf.nn.softmax(x), gf.nn.log_softmax(x)])
