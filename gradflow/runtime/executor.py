@@ -139,8 +139,6 @@ class Plan:
         self.fetch_slots = fetch_slots
         self.constant_fetches = constant_fetches  # fetch positions served by a constant
         self.structure_version = structure_version
-        # fast kernels run with NumPy's warnings off, as the kernels they stand for do
-        self.quiet = any(step.fast for step in steps)
         self.codegen_after = CODEGEN_AFTER_RUNS if optimized and \
             len(steps) <= CODEGEN_MAX_STEPS else float("inf")
         self.runs = 0
@@ -156,10 +154,10 @@ class Plan:
         self.runs += 1
         threads = blas_threads.enter()
         try:
-            if self.quiet:
-                with np.errstate(all="ignore"):
-                    self._execute(context, values, check)
-            else:
+            # NaN and infinity are values here, as in TF: NumPy's floating-point
+            # warnings would only repeat, from deep inside a kernel, what the fetched
+            # values show (gf.check_numerics is the way to make them errors)
+            with np.errstate(all="ignore"):
                 self._execute(context, values, check)
         finally:
             blas_threads.leave(threads)

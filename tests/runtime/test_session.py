@@ -1,5 +1,6 @@
 """Session.run: fetch structures, feeds, plans, variables (SPEC E1-E3)."""
 import collections
+import warnings
 import weakref
 
 import numpy as np
@@ -214,3 +215,20 @@ def test_make_callable(sess):
     x = gf.placeholder(gf.float32, shape=[])
     f = sess.make_callable(x * 2.0, [x])
     assert f(3.0) == 6.0
+
+
+@pytest.mark.parametrize("optimize", [True, False])
+def test_special_values_flow_without_numpy_warnings(optimize, sess):
+    """inf - inf, 0 / 0, log(0), overflow: NaN and infinity come back as values, as in
+    TF, with no RuntimeWarning from inside a kernel."""
+    previous = executor.optimizations_enabled()
+    executor.set_optimizations(optimize)
+    try:
+        x = gf.placeholder(gf.float32, [3])
+        y = gf.log(x) + (x * 1e38) * 1e38 - gf.exp(x * 100.0) + x / (x - x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = sess.run(y, {x: np.array([0.0, np.inf, -1.0], np.float32)})
+    finally:
+        executor.set_optimizations(previous)
+    assert np.isnan(result).all()
