@@ -6,9 +6,9 @@ ops too (``ReluGrad``, ``Conv2DBackpropInput``, ``MaxPoolGrad`` ...) whose gradi
 defined in turn, so second derivatives work. Thin conveniences (``moments``,
 ``l2_normalize``, ``dropout``, ``conv1d``...) are composed from public ops.
 
-Convolution and pooling run on im2col views: ``sliding_window_view`` gives every
-output position's receptive field without copying, one ``tensordot`` contracts it with
-the filter, and backward passes loop over the few filter taps, never over pixels.
+A convolution is one matrix product: every output position's receptive field becomes a
+row (im2col) that multiplies the filter; its input gradient is a convolution too.
+Pooling folds the few filter taps; loops run over taps, never over pixels.
 """
 from __future__ import annotations
 
@@ -681,14 +681,14 @@ def _column_sums(rows: np.ndarray) -> np.ndarray:
     a time) and rounding errors grow with log R rather than R."""
     if len(rows) < _FOLD_MIN_ROWS:
         return np.add.reduce(rows, axis=0, dtype=rows.dtype)
-    folded = None
+    buffer = None  # the first fold allocates it; the later ones fold within it
     while len(rows) > 1:
         half = len(rows) // 2
         top = np.add(rows[:half], rows[half:2 * half],
-                     out=None if folded is None else rows[:half])
+                     out=None if buffer is None else rows[:half])
         if len(rows) % 2:
             top[-1] += rows[-1]
-        rows = folded = top
+        rows = buffer = top
     return rows[0]
 
 
@@ -1393,11 +1393,11 @@ def _winning_taps(x: np.ndarray, windows: Sequence[_Window]) -> np.ndarray:
     NaN where there is one (as ``argmax`` picks them), found by folding the taps."""
     best = winner = None
     for tap, view in _taps(_padded(x, windows, _lowest(x.dtype)), windows):
-        view = np.ascontiguousarray(view)  # one strided pass instead of two
         if best is None:
-            best, winner = view, np.zeros(view.shape, np.min_scalar_type(
-                windows[0].size * windows[1].size))
+            best = view.copy()  # a copy: best is overwritten, and view may be x itself
+            winner = np.zeros(view.shape, np.min_scalar_type(windows[0].size * windows[1].size))
             continue
+        view = np.ascontiguousarray(view)  # one strided pass instead of two
         wins = np.greater(view, best)
         # taps come in increasing order, so a later winner is also a larger number
         np.maximum(winner, np.multiply(wins, tap, dtype=winner.dtype), out=winner)

@@ -315,6 +315,19 @@ def test_max_pool_grad_routes_to_argmax_with_ties_and_nans(x_shape, ksize, strid
     np.testing.assert_allclose(sess.run(dx), expected, rtol=1e-6)  # overlaps add up
 
 
+def test_max_pool_gradient_leaves_a_contiguous_input_untouched(sess):
+    # one row: the first tap's view of the input is contiguous memory of the input itself
+    x = np.array([3.0, 1.0, 2.0, 5.0]).reshape(1, 1, 4, 1)
+    fed = x.copy()
+    p = gf.placeholder(gf.float64, x.shape)
+    y = gf.nn.max_pool(p, [1, 1, 2, 1], [1, 1, 1, 1], "VALID")
+    (grad,) = gf.gradients(y, p)
+    pooled, routed = sess.run([y, grad], {p: fed})
+    np.testing.assert_array_equal(fed, x)
+    np.testing.assert_array_equal(pooled.ravel(), [3, 2, 5])
+    np.testing.assert_array_equal(routed.ravel(), [1, 0, 1, 1])
+
+
 def test_avg_pool_same_padding_averages_real_inputs_only(sess):
     x = np.arange(9.0).reshape(1, 3, 3, 1)
     np.testing.assert_allclose(sess.run(gf.nn.avg_pool(x, 2, 2, "SAME"))[0, :, :, 0],

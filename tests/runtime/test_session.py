@@ -126,7 +126,7 @@ def test_E2_intermediate_arrays_die_before_later_steps_run(sess):
     later = apply_op("E2Remember", [mid]) * 3.0
     out = apply_op("E2Check", [later])
     sess.run(out, {x: np.ones(1000)})
-    assert alive_later == [False]
+    assert alive_later and not any(alive_later)  # GRADFLOW_VERIFY_PLANS runs it twice
     kept = sess.run([out, mid], {x: np.ones(1000)})
     np.testing.assert_array_equal(kept[1], 2 * np.ones(1000))
 
