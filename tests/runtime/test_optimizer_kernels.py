@@ -13,7 +13,7 @@ from gradflow.ops.state import VariableRef
 from gradflow.runtime import executor, fast_kernels
 
 RNG = np.random.default_rng(7)
-LARGE = (64, 80)   # above the bit-trick and in-place thresholds
+LARGE = (64, 80)   # above the in-place threshold
 SMALL = (3, 5)
 LAYOUTS = ["C", "F", "strided"]
 
@@ -185,12 +185,13 @@ def test_sparse_softmax_cross_entropy_reports_bad_labels_as_the_kernel_does(bad_
     assert str(got.value) == str(want.value)
 
 
+@pytest.mark.parametrize("shape", [LARGE, (513, 517)])  # the second is updated in blocks
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_apply_gradient_descent(layout):
-    var_value = laid_out(special_values(LARGE, np.float32), layout)
-    grad = special_values(LARGE, np.float32)
-    v = gf.Variable(np.zeros(LARGE, np.float32), name="v")
-    pg = gf.placeholder(gf.float32, LARGE)
+def test_apply_gradient_descent(layout, shape):
+    var_value = laid_out(special_values(shape, np.float32), layout)
+    grad = special_values(shape, np.float32)
+    v = gf.Variable(np.zeros(shape, np.float32), name="v")
+    pg = gf.placeholder(gf.float32, shape)
     train = gf.train.GradientDescentOptimizer(0.25).apply_gradients([(pg, v)])
     (op,) = [c for c in train.control_inputs if c.type == "ApplyGradientDescent"]
     ref = VariableRef(v.op.get_attr("shared_name"))
