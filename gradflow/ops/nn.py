@@ -1043,33 +1043,30 @@ def _conv_forward(x: np.ndarray, w: np.ndarray, windows) -> np.ndarray:
 
 
 def _conv_backprop_input(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np.ndarray:
-    """The input gradient of a convolution is a convolution too: of ``dy`` spread out by
-    the strides and padded to read the whole input, with the filter turned by 180
-    degrees and its channel axes swapped, at stride 1."""
-    spread, spread_windows = _spread_for_transposed_conv(dy, windows, in_shape[1:3])
-    return _conv_forward(spread, w[::-1, ::-1].transpose(0, 1, 3, 2), spread_windows)
+    """At stride 1 the input gradient is a convolution too: of ``dy``, padded so that its
+    windows end on every input position, with the filter turned by 180 degrees and its
+    channel axes swapped. Strided, that would multiply mostly zeros: there each
+    receptive field's gradient comes from one product and is added back where it read."""
+    if all(win.stride == 1 for win in windows):
+        cropped, full_windows = _full_correlation(dy, windows, in_shape[1:3])
+        return _conv_forward(cropped, w[::-1, ::-1].transpose(0, 1, 3, 2), full_windows)
+    kh, kw, c_in, _ = w.shape
+    fields = (_as_rows(dy) @ _filter_matrix(w).T).reshape(dy.shape[:3] + (kh * kw, c_in))
+    return _accumulate_taps(lambda tap: fields[:, :, :, tap], windows, in_shape, dy.dtype)
 
 
-def _spread_for_transposed_conv(dy: np.ndarray, windows, in_hw) -> tuple:
-    """``dy`` [N, Ho, Wo, C] with stride-1 zeros between its values and the padding that
-    makes each stride-1 window of the flipped filter end on one input position; and
-    those windows. Padding that would be negative crops instead."""
-    pads, spread_windows = [], []
+def _full_correlation(dy: np.ndarray, windows, in_hw) -> tuple:
+    """Stride-1 windows over ``dy`` with one output per input position, and ``dy``
+    cropped where their padding would be negative (outputs that read only padding)."""
+    crops, full_windows = [], []
     for win, size in zip(windows, in_hw):
         reach = (win.size - 1) * win.dilation
-        spread_length = max((win.out - 1) * win.stride + 1, 0)
         before = reach - win.before
-        pads.append((before, size + reach - before - spread_length))
-        spread_windows.append(_Window(win.size, 1, win.dilation, 0, 0, size))
-    (top, bottom), (left, right) = ((max(p, 0) for p in pair) for pair in pads)
-    height = top + max((dy.shape[1] - 1) * windows[0].stride + 1, 0) + bottom
-    width = left + max((dy.shape[2] - 1) * windows[1].stride + 1, 0) + right
-    spread = np.zeros((dy.shape[0], height, width, dy.shape[3]), dy.dtype)
-    spread[:, top:height - bottom:windows[0].stride, left:width - right:windows[1].stride] = dy
-    (crop_top, crop_bottom), (crop_left, crop_right) = ((max(-p, 0) for p in pair)
-                                                        for pair in pads)
-    return (spread[:, crop_top:height - crop_bottom, crop_left:width - crop_right],
-            tuple(spread_windows))
+        after = size + reach - before - win.out
+        crops.append(slice(max(-before, 0), win.out - max(-after, 0)))
+        full_windows.append(_Window(win.size, 1, win.dilation, max(before, 0), max(after, 0),
+                                    size))
+    return dy[:, crops[0], crops[1]], tuple(full_windows)
 
 
 def _conv_backprop_filter(x: np.ndarray, dy: np.ndarray, windows) -> np.ndarray:

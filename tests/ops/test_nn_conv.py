@@ -148,6 +148,31 @@ def test_public_backprop_functions_match_gradients(sess):
         np.testing.assert_allclose(a, b, atol=1e-12)
 
 
+# Stride-1 padding larger than the filter's reach: the input gradient's full correlation
+# crops the gradient positions that read only padding.
+WIDE_PADDING_CASES = [
+    ((1, 4, 4, 2), (2, 2, 2, 2), (1, 1), [[0, 0], [3, 0], [0, 2], [0, 0]], (1, 1)),
+    ((2, 3, 5, 1), (2, 3, 1, 2), (1, 1), [[0, 0], [0, 4], [2, 2], [0, 0]], (2, 1)),
+]
+
+
+@pytest.mark.parametrize("x_shape,w_shape,strides,padding,dilations",
+                         CONV_CASES + WIDE_PADDING_CASES)
+def test_conv2d_backprops_are_the_adjoints_of_conv2d(x_shape, w_shape, strides, padding,
+                                                     dilations, sess):
+    """<conv(x, w), dy> = <x, backprop_input(dy)> = <w, backprop_filter(dy)>, every case."""
+    x, w = normal(*x_shape), normal(*w_shape)
+    y_shape = np_conv2d(x, w, strides, padding, dilations).shape
+    dy = normal(*y_shape)
+    attrs = dict(strides=[1, *strides, 1], padding=padding, dilations=[1, *dilations, 1])
+    dx = gf.nn.conv2d_backprop_input(list(x_shape), w, dy, **attrs)
+    dw = gf.nn.conv2d_backprop_filter(x, list(w_shape), dy, **attrs)
+    dx_value, dw_value = sess.run([dx, dw])
+    forward = np.vdot(np_conv2d(x, w, strides, padding, dilations), dy)
+    np.testing.assert_allclose(np.vdot(x, dx_value), forward, rtol=1e-10)
+    np.testing.assert_allclose(np.vdot(w, dw_value), forward, rtol=1e-10)
+
+
 def adjoint_of_conv(dy, w, x_shape, strides, padding):
     """conv2d's transpose applied to dy, from conv2d's matrix built column by column."""
     size = int(np.prod(x_shape))
