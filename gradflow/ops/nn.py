@@ -1080,6 +1080,12 @@ def _per_multiplier(dy: np.ndarray, channels: int) -> np.ndarray:
     return dy.reshape(dy.shape[:3] + (channels, -1))
 
 
+def _depthwise_forward(x: np.ndarray, w: np.ndarray, windows) -> np.ndarray:
+    h, wd = windows
+    per_multiplier = np.einsum("nhwcij,ijcm->nhwcm", _patches(x, windows), w)
+    return per_multiplier.reshape(x.shape[0], h.out, wd.out, w.shape[2] * w.shape[3])
+
+
 def _depthwise_backprop_input(dy: np.ndarray, w: np.ndarray, windows,
                               in_shape) -> np.ndarray:
     per_tap = w.reshape((-1,) + w.shape[2:])  # [kh*kw, C, M]
@@ -1092,9 +1098,7 @@ def _depthwise_backprop_input(dy: np.ndarray, w: np.ndarray, windows,
 _CONV = _ConvKind(forward=_conv_forward, backprop_input=_conv_backprop_input,
                   backprop_filter=_conv_backprop_filter, out_channels=lambda dims: dims[3])
 _DEPTHWISE = _ConvKind(
-    forward=lambda x, w, windows: np.einsum("nhwcij,ijcm->nhwcm", _patches(x, windows), w
-                                            ).reshape(x.shape[:1] + (windows[0].out,
-                                                                     windows[1].out, -1)),
+    forward=_depthwise_forward,
     backprop_input=_depthwise_backprop_input,
     backprop_filter=lambda x, dy, windows: np.einsum(
         "nhwcij,nhwcm->ijcm", _patches(x, windows), _per_multiplier(dy, x.shape[3])),
