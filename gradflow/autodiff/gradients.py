@@ -211,8 +211,12 @@ def _unconnected_result(x: Tensor, grad, mode: UnconnectedGradients):
 
 def is_backpropagatable(t: Tensor) -> bool:
     """Gradients flow only through floating, complex and handle tensors (G9)."""
-    d = t.dtype
-    return d.is_floating or d.is_complex or d is dtypes.resource or d is dtypes.variant
+    return t._dtype in _BACKPROPAGATABLE
+
+
+_BACKPROPAGATABLE = frozenset({dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64,
+                               dtypes.complex64, dtypes.complex128,
+                               dtypes.resource, dtypes.variant})
 
 
 # ---------------------------------------------------------------- backward pass
@@ -282,13 +286,11 @@ class _BackwardPass:
         for t, g in zip(op._outputs, out_grads):
             if t in self.x_set:
                 self.x_grads[t] = g
-            if g is not None and is_backpropagatable(t):
+            if g is not None and t._dtype in _BACKPROPAGATABLE:
                 has_gradient = True
-        if not has_gradient or op in self.stop_ops:
-            return [None] * len(op._inputs)
-        rule = get_gradient_function(op)
+        rule = get_gradient_function(op) if has_gradient and op not in self.stop_ops else None
         if rule is None:
-            return [None] * len(op.inputs)
+            return [None] * len(op._inputs)
         return self._call_rule(op, rule, out_grads)
 
     def _summed(self, t: Tensor, op: Operation):
@@ -302,8 +304,9 @@ class _BackwardPass:
     def _call_rule(self, op: Operation, rule, out_grads: list) -> list:
         graph = self.graph
         with _maybe_colocate(op, self.colocate):
-            out_grads = [g if g is not None or not t.dtype.is_trainable
-                         else array.zeros_like(t) for t, g in zip(op.outputs, out_grads)]
+            if any(g is None for g in out_grads):  # zeros for outputs with no gradient
+                out_grads = [g if g is not None or not t._dtype.is_trainable
+                             else array.zeros_like(t) for t, g in zip(op._outputs, out_grads)]
             with graph.gradient_scope(op, gradient_compile_attrs(op, self.scope)):
                 in_grads = rule(op, *out_grads)
                 in_grads = _as_grad_list(in_grads, op)
@@ -315,16 +318,18 @@ class _BackwardPass:
         return in_grads
 
     def _hand_to_inputs(self, op: Operation, in_grads: list, queue) -> None:
-        between, pending = self.between, self.pending
+        between, pending, contributions = self.between, self.pending, self.contributions
         for index, (t, grad) in enumerate(zip(self.edges.inputs(op), in_grads)):
-            if grad is not None and (t.op in between or t in self.x_set):
+            source = t._op
+            upstream = source in between
+            if grad is not None and (upstream or t in self.x_set):
                 if isinstance(grad, Tensor):
                     _check_gradient_shape(op, index, t, grad)
-                self.contributions.setdefault(t, []).append(grad)
-            if t.op in between:
-                pending[t.op] -= 1
-                if pending[t.op] == 0:
-                    queue.append(t.op)
+                contributions.setdefault(t, []).append(grad)
+            if upstream:
+                pending[source] -= 1
+                if pending[source] == 0:
+                    queue.append(source)
 
 
 class Edges:
@@ -372,11 +377,24 @@ def ops_between(y_ops: Sequence[Operation], x_ops: Sequence[Operation],
     within what that walk found: cost proportional to the ys' ancestry, not the graph.
     """
     edges = edges or Edges(y_ops[0].graph if y_ops else Graph(), set())
-    upstream = reachable(y_ops, lambda op: (t._op for t in edges.inputs(op)
-                                            if is_backpropagatable(t)))
-    return reachable((op for op in x_ops if op in upstream),
-                     lambda op: (c for t in op._outputs if is_backpropagatable(t)
-                                 for c in edges.consumers(t) if c in upstream))
+    inputs, consumers = edges.inputs, edges.consumers
+    upstream: set = set()
+    stack = list(y_ops)
+    while stack:  # the walks are written out: this is the hot start of every call
+        op = stack.pop()
+        if op not in upstream:
+            upstream.add(op)
+            stack.extend(t._op for t in inputs(op) if t._dtype in _BACKPROPAGATABLE)
+    between: set = set()
+    stack = [op for op in x_ops if op in upstream]
+    while stack:
+        op = stack.pop()
+        if op not in between:
+            between.add(op)
+            for t in op._outputs:
+                if t._dtype in _BACKPROPAGATABLE:
+                    stack.extend(c for c in consumers(t) if c in upstream)
+    return between
 
 
 def pending_counts(between: set, edges: Edges) -> dict:
@@ -401,7 +419,7 @@ def _as_grad_list(in_grads, op: Operation) -> list:
 
 
 def _check_gradient_shape(op: Operation, index: int, t: Tensor, grad: Tensor) -> None:
-    if grad.shape.as_tuple() == t.shape.as_tuple():
+    if grad._shape is t._shape or grad._shape.as_tuple() == t._shape.as_tuple():
         return
     try:
         grad.set_shape(t.shape)
