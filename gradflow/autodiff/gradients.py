@@ -24,7 +24,6 @@ from gradflow.framework.constant import constant, convert_to_tensor
 from gradflow.framework.graph import Graph, Operation, Tensor, gc_paused, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import get_gradient_function, gradient_targets
-from gradflow.framework.traversal import reachable
 from gradflow.ops import array, control
 from gradflow.ops.common import graph_for
 
