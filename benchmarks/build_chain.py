@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import time
 
-from common import Table, load, print_tables, ratio_text, timed, verdict
+from common import SETTLE_S, Table, load, print_tables, ratio_text, timed, verdict
 
 import gradflow as gf
 
@@ -79,7 +80,10 @@ def measure_torch(steps: int) -> dict:
 
 
 def _median_measurement(fn, steps: int, repeats: int) -> dict:
-    runs = [fn(steps) for _ in range(repeats)]
+    runs = []
+    for _ in range(repeats):
+        time.sleep(SETTLE_S)  # let the thread pools of the library timed before go idle
+        runs.append(fn(steps))
     result = dict(runs[0])
     for key in result:
         if key.endswith("_s"):
@@ -96,20 +100,24 @@ def total_s(result: dict) -> float:
 
 
 def measure_all(step_counts, peer_limit_s: float) -> dict:
-    """{library: {steps: result}}; a peer is skipped at sizes predicted to exceed the limit."""
-    results: dict = {}
-    for library, fn in _MEASURES.items():
-        if load(library) is None:
-            continue
-        results[library] = {}
-        fn(100)  # warm up: first-call costs (caches, lazy imports) are not building costs
-        previous = None
-        for steps in step_counts:
-            if previous and total_s(previous) * steps / previous["steps"] > peer_limit_s \
-                    and library != "gradflow":
-                break
-            repeats = 3 if steps <= 4000 else 1
-            previous = results[library][steps] = _median_measurement(fn, steps, repeats)
+    """{library: {steps: result}}, every library measured at one size before the next
+    size (so a change in the machine's load hits all alike). gradflow's results are
+    medians of 3 runs at every size; a peer's of 3 runs up to 4k steps and of 1 run above
+    (each then takes 10 s or more, itself an average over the load). A peer is skipped
+    at sizes predicted to exceed the limit."""
+    libraries = [library for library in _MEASURES if load(library) is not None]
+    for library in libraries:
+        _MEASURES[library](100)  # warm up: first-call costs are not building costs
+    results: dict = {library: {} for library in libraries}
+    for steps in step_counts:
+        for library in libraries:
+            measured = results[library]
+            previous = measured[max(measured)] if measured else None
+            if previous and library != "gradflow" and \
+                    total_s(previous) * steps / previous["steps"] > peer_limit_s:
+                continue
+            repeats = 3 if steps <= 4000 or library == "gradflow" else 1
+            measured[steps] = _median_measurement(_MEASURES[library], steps, repeats)
     return results
 
 

@@ -410,7 +410,8 @@ class Graph:
         with self._lock:
             if self._finalized:
                 raise RuntimeError("Graph is finalized and cannot be modified.")
-            inputs = tuple(self._own_input(t, op_type) for t in inputs)
+            inputs = tuple(t if type(t) is Tensor and t._op._graph is self
+                           else self._own_input(t, op_type) for t in inputs)
             output_specs = op_def.infer(inputs, attrs)
             state = self._scope_state()
             if state.attr_scope:
@@ -457,20 +458,21 @@ class Graph:
 
     def _uniquify(self, full_name: str) -> str:
         key = full_name.lower()
-        count = self._names_in_use.get(key, 0)
-        self._set_name_count(key, count + 1)
+        names = self._names_in_use
+        count = names.get(key, 0)
+        self._set_name_count(key, count + 1, count or None)
         if count == 0:
             return full_name
         while True:
             candidate = f"{key}_{count}"
-            if candidate not in self._names_in_use:
-                self._set_name_count(candidate, 1)
+            if candidate not in names:
+                self._set_name_count(candidate, 1, None)
                 return f"{full_name}_{count}"
             count += 1
 
-    def _set_name_count(self, key: str, count: int) -> None:
+    def _set_name_count(self, key: str, count: int, previous: Optional[int]) -> None:
         if self._undo_log is not None:  # a plain tuple: cheaper than a closure per name
-            self._undo_log.append((key, self._names_in_use.get(key)))
+            self._undo_log.append((key, previous))
         self._names_in_use[key] = count
 
     def _restore_name_count(self, key: str, previous: Optional[int]) -> None:

@@ -1,7 +1,7 @@
 """Small helpers every op family uses: adding an op, and common shape/dtype inference."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -88,8 +88,10 @@ def check_dtype_in(t: Tensor, allowed: Sequence[dtypes.DType], op_name: str,
                         f"DataType {t.dtype.name} not in list of allowed values: {names}")
 
 
-def broadcast_shape(a: TensorShape, b: TensorShape, context: str = "") -> TensorShape:
-    """NumPy broadcasting of two static shapes; ValueError if they cannot broadcast."""
+def broadcast_shape(a: TensorShape, b: TensorShape,
+                    context: Union[str, Callable[[], str]] = "") -> TensorShape:
+    """NumPy broadcasting of two static shapes; ValueError if they cannot broadcast.
+    ``context`` (or what it returns, on hot paths: only an error needs it) says where."""
     da, db = a.as_tuple(), b.as_tuple()
     if da is None or db is None:
         return TensorShape(None)
@@ -109,8 +111,9 @@ def broadcast_shape(a: TensorShape, b: TensorShape, context: str = "") -> Tensor
         elif q is None:
             result.append(p)
         else:
+            where = context() if callable(context) else context
             raise ValueError(f"Incompatible shapes: {a} and {b} cannot be broadcast"
-                             f"{' in ' + context if context else ''}")
+                             f"{' in ' + where if where else ''}")
     return TensorShape.from_tuple(tuple(result))
 
 

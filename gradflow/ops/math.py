@@ -402,7 +402,7 @@ def _binary(op_type: str, kernel: Callable, default_name: str, allowed=NUMERIC,
         x, y = inputs
         check_same_dtype(x, y, op_type)
         return [(result_dtype(x.dtype), broadcast_shape(x.shape, y.shape,
-                                                        f"{x.name} and {y.name}"))]
+                                                        lambda: f"{x.name} and {y.name}"))]
 
     define_op(op_type, infer=infer, kernel=kernel)
 
