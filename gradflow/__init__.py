@@ -46,6 +46,9 @@ from gradflow.framework.compile_scope import jit_scope  # noqa: F401
 from gradflow.runtime.session import InteractiveSession, Session, get_default_session  # noqa: F401
 from gradflow import test  # noqa: F401,E402
 from gradflow import linalg, math, nn, tools, train  # noqa: F401,E402
+# The TF1 API floor: built on the engine above, handed on here.
+from gradflow.variables import *  # noqa: F401,F403,E402
+from gradflow import layers, losses, metrics  # noqa: F401,E402
 
 newaxis = None
 

@@ -1,0 +1,2 @@
+"""``gf.metrics``: TF1's ``tf.metrics`` (a value and an update op over local variables)."""
+__all__: list = []
