@@ -23,6 +23,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from gradflow.framework import errors
+from gradflow.framework.function import Function
 from gradflow.framework.graph import Graph, Operation, Tensor, gc_paused
 from gradflow.runtime import blas_threads, codegen, fast_kernels
 from gradflow.runtime.optimizer import Constant, Program, build_program
@@ -99,6 +100,16 @@ class RunContext:
 
     def commit(self) -> None:
         self.store.update(self.pending)
+
+    def call(self, function: Function, args: Sequence) -> list:
+        """Runs a graph function (the body of a call, cond or loop op) within this run.
+
+        Its plan is compiled on first use and kept on the function until its graph changes.
+        """
+        plan = function.plan
+        if plan is None or plan.structure_version != graph_structure_version(function.graph):
+            plan = function.plan = compile_plan(function.graph, function.outputs, function.inputs)
+        return plan.run(self, args)
         self.pending.clear()
 
 
