@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import builtins
 import collections
+import warnings
 from typing import Optional, Sequence
 
 import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import (constant, constant_value, convert_to_tensor,
-                                         foldable, register_static_value)
+                                         foldable, register_static_value,
+                                         register_tensor_conversion_function)
 from gradflow.framework.graph import Tensor, get_default_graph
-from gradflow.framework.indexed_slices import IndexedSlices
+from gradflow.framework.indexed_slices import LARGE_SPARSE_NUM_ELEMENTS, IndexedSlices
 from gradflow.framework.registry import (NotDifferentiable, RegisterGradient, define_op,
                                          gradient_needed)
 from gradflow.framework.tensor_shape import TensorShape, as_shape
@@ -1821,6 +1823,32 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name: Optional[str] = 
     num = as_tensor(num_segments, dtype=None if isinstance(num_segments, Tensor) else ids.dtype,
                     like=data_t)
     return apply_op("UnsortedSegmentSum", [data_t, ids, num], name=name or "UnsortedSegmentSum")
+
+
+def indexed_slices_to_tensor(value: IndexedSlices, dtype=None, name=None,
+                             as_ref: bool = False) -> Tensor:
+    """Densifies ``value`` by an unsorted segment sum, warning when it may be huge."""
+    if dtype is not None and value.dtype is not dtype:
+        raise ValueError(f"Tensor conversion requested dtype {dtype.name} for IndexedSlices "
+                         f"with dtype {value.dtype.name}")
+    if value.dense_shape is None:
+        raise ValueError("Tensor conversion requested for IndexedSlices without "
+                         f"dense_shape: {value!r}")
+    dense_shape = constant_value(value.dense_shape)
+    if dense_shape is not None:
+        num_elements = int(np.prod(dense_shape, dtype=np.int64))
+        if num_elements >= LARGE_SPARSE_NUM_ELEMENTS:
+            warnings.warn(f"Converting sparse IndexedSlices to a dense Tensor with "
+                          f"{num_elements} elements. This may consume a large amount of "
+                          "memory.", stacklevel=3)
+    else:
+        warnings.warn("Converting sparse IndexedSlices to a dense Tensor of unknown shape. "
+                      "This may consume a large amount of memory.", stacklevel=3)
+    num_rows = dense_shape[0] if dense_shape is not None else value.dense_shape[0]
+    return unsorted_segment_sum(value.values, value.indices, num_rows, name=name)
+
+
+register_tensor_conversion_function(IndexedSlices, indexed_slices_to_tensor)
 
 
 # ------------------------------------------------------------------- boolean mask

@@ -1667,6 +1667,8 @@ def _install_operators() -> None:
     Tensor.__gt__ = lambda x, y: greater(x, y)
     Tensor.__ge__ = lambda x, y: greater_equal(x, y)
     Tensor.__neg__ = lambda x: negative(x, name="Neg")
+    IndexedSlices.__neg__ = lambda x: IndexedSlices(negative(x.values), x.indices,
+                                                    x.dense_shape)
     Tensor.__abs__ = lambda x: abs(x, name="Abs")
     Tensor.__invert__ = lambda x: logical_not(x, name="invert")
     Tensor.__pos__ = lambda x: x
