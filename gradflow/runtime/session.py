@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from gradflow.framework import dtypes
-from gradflow.framework.constant import _is_exact
+from gradflow.framework.constant import is_exact_conversion
 from gradflow.framework.default_session import (default_session, get_default_session,
                                                 push_default_session, remove_default_session)
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
@@ -253,4 +253,4 @@ def _feed_cast_ok(source: np.ndarray, array: np.ndarray, dtype: dtypes.DType) ->
         source_dtype = dtypes.as_dtype(source.dtype)
     except TypeError:
         return False
-    return _is_exact(source, array, source_dtype, dtype)
+    return is_exact_conversion(source, array, source_dtype, dtype)
