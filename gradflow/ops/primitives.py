@@ -17,12 +17,13 @@ import numpy as np
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import (constant, constant_value, convert_to_tensor, foldable,
                                          register_static_value)
-from gradflow.framework.graph import Tensor
-from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
+from gradflow.framework.graph import Tensor, get_default_graph
+from gradflow.framework.registry import (NotDifferentiable, RegisterGradient, define_op,
+                                         gradient_needed)
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.common import (NUMERIC, REAL_NUMERIC, STATIC_LIST_LIMIT, apply_op, as_tensor,
                                  binary_operands, broadcast_shape, check_dtype_in, check_same_dtype,
-                                 static_axes, static_ints)
+                                 same_as_input, static_axes, static_ints)
 
 
 INDEX_TYPES = (dtypes.int32, dtypes.int64)
@@ -139,6 +140,80 @@ def register_foldable(op_type: str) -> None:
             return None  # an invalid value is reported when the op runs
 
 
+# ------------------------------------------------------------- filled tensors
+def _infer_fill(inputs, attrs):
+    dims, value = inputs
+    check_index_dtype(dims, "Fill", "dims")
+    check_rank(dims, (1,), "dims of fill")
+    if value.shape.ndims not in (None, 0):
+        raise ValueError(f"value of fill must be a scalar, got shape {value.shape} "
+                         f"({value.name})")
+    shape_ = static_shape_of(dims)
+    if any(d is not None and d < 0 for d in (partial_ints(dims) or ())):
+        raise ValueError(f"dims of fill must be non-negative, got {partial_ints(dims)}")
+    return [(value.dtype, shape_)]
+
+
+define_op("Fill", infer=_infer_fill,
+          kernel=lambda dims, value: np.full(tuple(dims), value, dtype=value.dtype))
+
+
+register_foldable("Fill")
+
+
+@RegisterGradient("Fill")
+def _fill_grad(op, grad):
+    return None, reduce_sum(grad)
+
+
+def fill(dims, value, name: Optional[str] = None) -> Tensor:
+    """A tensor of shape ``dims`` filled with the scalar ``value``."""
+    value = convert_to_tensor(value)
+    return apply_op("Fill", [shape_tensor(dims), value], name=name or "Fill")
+
+
+def zeros(shape, dtype=dtypes.float32, name: Optional[str] = None) -> Tensor:
+    """A tensor of ``shape`` filled with zeros."""
+    dtype = dtypes.as_dtype(dtype)
+    with get_default_graph().name_scope(name or "zeros"):
+        return fill(shape, constant(0, dtype=dtype, name="Const"), name="zeros")
+
+
+define_op("ZerosLike", infer=same_as_input, kernel=np.zeros_like)
+
+
+NotDifferentiable("ZerosLike")
+
+
+def zeros_like(tensor, dtype=None, name: Optional[str] = None, optimize: bool = True) -> Tensor:
+    """Zeros shaped like ``tensor`` (of ``dtype``, default ``tensor``'s)."""
+    tensor = convert_to_tensor(tensor)
+    if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
+        return zeros(shape(tensor), dtype=dtype, name=name)
+    return apply_op("ZerosLike", [tensor], name=name or "zeros_like")
+
+
+# ------------------------------------------------------------------ shape queries
+def _infer_shape(inputs, attrs):
+    x = inputs[0]
+    return [(attrs["out_type"], TensorShape([x.shape.ndims]))]
+
+
+define_op("Shape", infer=_infer_shape,
+          kernel=lambda x, *, out_type: np.asarray(np.shape(x), dtype=out_type.as_numpy_dtype))
+
+
+NotDifferentiable("Shape")
+
+
+@register_static_value("Shape")
+def _shape_static(op):
+    known = op.inputs[0].shape
+    if not known.is_fully_defined():
+        return None
+    return np.asarray(known.as_list(), dtype=op.get_attr("out_type").as_numpy_dtype)
+
+
 def shape_out_type(out_type) -> dtypes.DType:
     """The int dtype of a shape query (int32 when None, as in TF)."""
     dtype = dtypes.int32 if out_type is None else dtypes.as_dtype(out_type)
@@ -153,15 +228,108 @@ def shape(input, name: Optional[str] = None, out_type=None) -> Tensor:  # noqa: 
     return apply_op("Shape", [x], name=name or "Shape", out_type=shape_out_type(out_type))
 
 
+define_op("Rank", infer=lambda inputs, attrs: [(dtypes.int32, TensorShape([]))],
+          kernel=lambda x: np.asarray(np.ndim(x), dtype=np.int32))
+
+
+NotDifferentiable("Rank")
+
+
+@register_static_value("Rank")
+def _rank_static(op):
+    ndims = op.inputs[0].shape.ndims
+    return None if ndims is None else np.asarray(ndims, np.int32)
+
+
 def rank(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """The number of dimensions of ``input`` as a scalar int32 tensor."""
     return apply_op("Rank", [convert_to_tensor(input)], name=name or "Rank")
+
+
+# ----------------------------------------------------------------------- reshape
+def _infer_reshape(inputs, attrs):
+    x, new_shape = inputs
+    check_index_dtype(new_shape, "Reshape", "shape")
+    check_rank(new_shape, (1,), "shape of reshape")
+    target = partial_ints(new_shape)
+    if target is None:
+        return [(x.dtype, TensorShape(None))]
+    if target.count(-1) > 1:
+        raise ValueError(f"Reshape of {x.name} to {target}: can only infer one dimension")
+    if any(d is not None and d < -1 for d in target):
+        raise ValueError(f"Reshape of {x.name}: sizes must be non-negative or -1, got {target}")
+    count = x.shape.num_elements()
+    if count is not None and None not in target:
+        known = int(np.prod([d for d in target if d != -1], dtype=np.int64))
+        if -1 in target:
+            if known == 0 or count % known:
+                raise ValueError(f"Cannot reshape a tensor with {count} elements to shape "
+                                 f"{target} (input {x.name}, shape {x.shape})")
+            target = [count // known if d == -1 else d for d in target]
+        elif count != known:
+            raise ValueError(f"Cannot reshape a tensor with {count} elements to shape "
+                             f"{target} (input {x.name}, shape {x.shape})")
+    return [(x.dtype, TensorShape([None if d is None or d < 0 else d for d in target]))]
+
+
+define_op("Reshape", infer=_infer_reshape, kernel=lambda x, s: np.reshape(x, tuple(s)))
+
+
+register_foldable("Reshape")
+
+
+@RegisterGradient("Reshape")
+def _reshape_grad(op, grad):
+    return reshape(grad, shape_of_input(op.inputs[0])), None
+
+
+def shape_of_input(x: Tensor) -> Tensor:
+    """``x``'s shape as a tensor: a constant when static (cheaper and foldable)."""
+    if x.shape.is_fully_defined():
+        return constant(np.asarray(x.shape.as_list(), dtype=np.int32), name="Shape")
+    return shape(x)
 
 
 def reshape(tensor, shape, name: Optional[str] = None) -> Tensor:  # noqa: F811 - TF arg name
     """``tensor``'s elements in a new shape; one entry of ``shape`` may be -1 (inferred)."""
     x = convert_to_tensor(tensor)
     return apply_op("Reshape", [x, shape_tensor(shape)], name=name or "Reshape")
+
+
+def _infer_pack(inputs, attrs):
+    dtype = inputs[0].dtype
+    shape_ = inputs[0].shape
+    for v in inputs[1:]:
+        if v.dtype is not dtype:
+            raise TypeError(f"Tensors passed to stack must have one dtype, got "
+                            f"{[t.dtype.name for t in inputs]}")
+        if not shape_.is_compatible_with(v.shape):
+            raise ValueError(f"Shapes of all inputs must match: values[0].shape = {shape_} != "
+                             f"{v.name}.shape = {v.shape}")
+        shape_ = shape_.merge_with(v.shape)
+    dims = shape_.as_tuple()
+    if dims is None:
+        return [(dtype, TensorShape(None))]
+    a = normalized_axis(attrs["axis"], len(dims) + 1, "stack")
+    return [(dtype, TensorShape.from_tuple(dims[:a] + (len(inputs),) + dims[a:]))]
+
+
+define_op("Pack", infer=_infer_pack, kernel=lambda *xs, axis: np.stack(xs, axis=axis))
+
+
+@RegisterGradient("Pack")
+def _pack_grad(op, grad):
+    return unstack(grad, num=len(op.inputs), axis=op.get_attr("axis"))
+
+
+@register_static_value("Pack")
+def _pack_static(op):
+    if not foldable(op):
+        return None
+    values = [constant_value(t) for t in op.inputs]
+    if any(v is None for v in values):
+        return None
+    return np.stack(values, axis=op.get_attr("axis"))
 
 
 def stack(values, axis: int = 0, name: str = "stack") -> Tensor:
@@ -178,10 +346,110 @@ def stack(values, axis: int = 0, name: str = "stack") -> Tensor:
     return apply_op("Pack", tensors, name=name, axis=axis)
 
 
+def _infer_unpack(inputs, attrs):
+    x = inputs[0]
+    dims = x.shape.as_tuple()
+    num = attrs["num"]
+    if dims is None:
+        return [(x.dtype, TensorShape(None))] * num
+    a = normalized_axis(attrs["axis"], len(dims), f"unstack of {x.name}")
+    if dims[a] is not None and dims[a] != num:
+        raise ValueError(f"Cannot unstack {num} tensors from {x.name} whose dimension {a} "
+                         f"is {dims[a]}")
+    return [(x.dtype, TensorShape.from_tuple(dims[:a] + dims[a + 1:]))] * num
+
+
+def _unpack_kernel(x, *, num, axis):
+    if x.shape[axis] != num:
+        raise ValueError(f"Input dimension {axis} has size {x.shape[axis]}, expected {num}")
+    parts = tuple(np.moveaxis(x, axis, 0))
+    return parts if num != 1 else parts[0]
+
+
+define_op("Unpack", infer=_infer_unpack, kernel=_unpack_kernel)
+
+
+@RegisterGradient("Unpack")
+def _unpack_grad(op, *grads):
+    parts = [g if g is not None else zeros_like(t) for g, t in zip(grads, op.outputs)]
+    return stack(parts, axis=op.get_attr("axis"))
+
+
+def unstack(value, num: Optional[int] = None, axis: int = 0, name: str = "unstack") -> list:
+    """Splits ``value`` along ``axis`` into a list of tensors of one rank less."""
+    x = convert_to_tensor(value)
+    if num is None:
+        dims = x.shape.as_tuple()
+        if dims is None or not -len(dims) <= axis < len(dims) or dims[axis] is None:
+            raise ValueError(f"Cannot infer argument `num` from shape {x.shape}")
+        num = dims[axis]
+    result = apply_op("Unpack", [x], name=name, num=num, axis=axis)
+    if isinstance(result, Tensor):
+        return [result]
+    return result if isinstance(result, list) else []
+
+
+# ----------------------------------------------------------------- broadcasting
+def _infer_broadcast_to(inputs, attrs):
+    x, target = inputs
+    check_index_dtype(target, "BroadcastTo", "shape")
+    check_rank(target, (1,), "shape of broadcast_to")
+    wanted = static_shape_of(target).as_tuple()
+    have = x.shape.as_tuple()
+    if wanted is None or have is None:
+        return [(x.dtype, TensorShape(wanted))]
+    if len(have) > len(wanted):
+        raise ValueError(f"Cannot broadcast {x.name} of shape {x.shape} to the lower-rank "
+                         f"shape {list(wanted)}")
+    have = (1,) * (len(wanted) - len(have)) + have
+    result = []
+    for h, w in zip(have, wanted):
+        if w is None:
+            result.append(None if h in (1, None) else h)
+        elif h not in (1, None, w):
+            raise ValueError(f"Dimensions must be equal, but are {h} and {w}: cannot "
+                             f"broadcast {x.name} of shape {x.shape} to {list(wanted)}")
+        else:
+            result.append(w)
+    return [(x.dtype, TensorShape(result))]
+
+
+define_op("BroadcastTo", infer=_infer_broadcast_to,
+          kernel=lambda x, s: np.array(np.broadcast_to(x, tuple(s))))
+
+
+register_foldable("BroadcastTo")
+
+
+@RegisterGradient("BroadcastTo")
+def _broadcast_to_grad(op, grad):
+    return reduce_to_shape_of(convert_to_tensor(grad), op.inputs[0]), None
+
+
 def broadcast_to(input, shape, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """``input`` broadcast (NumPy rules) to ``shape``."""
     x = convert_to_tensor(input)
     return apply_op("BroadcastTo", [x, shape_tensor(shape)], name=name or "BroadcastTo")
+
+
+def _broadcast_gradient_args_kernel(s0, s1):
+    n = max(len(s0), len(s1))
+    a = np.concatenate([np.ones(n - len(s0), s0.dtype), s0])
+    b = np.concatenate([np.ones(n - len(s1), s1.dtype), s1])
+    r0 = [i for i in builtins.range(n) if a[i] == 1 and b[i] != 1]
+    r1 = [i for i in builtins.range(n) if b[i] == 1 and a[i] != 1]
+    if any(a[i] != b[i] and a[i] != 1 and b[i] != 1 for i in builtins.range(n)):
+        raise errors.InvalidArgumentError(None, None, f"Incompatible shapes: {list(s0)} vs. "
+                                          f"{list(s1)}")
+    return np.asarray(r0, s0.dtype), np.asarray(r1, s0.dtype)
+
+
+define_op("BroadcastGradientArgs",
+          infer=lambda inputs, attrs: [(inputs[0].dtype, TensorShape([None]))] * 2,
+          kernel=_broadcast_gradient_args_kernel)
+
+
+NotDifferentiable("BroadcastGradientArgs")
 
 
 def broadcast_gradient_args(s0, s1, name: Optional[str] = None) -> list[Tensor]:
@@ -249,6 +517,28 @@ def _register_gradient(op_type: str, rule: Optional[Callable]) -> None:
         NotDifferentiable(op_type)
     else:
         RegisterGradient(op_type)(rule)
+
+
+# ----------------------------------------------------------------------------- cast
+def _infer_cast(inputs, attrs):
+    return [(attrs["DstT"], inputs[0].shape)]
+
+
+def _cast_kernel(x, *, SrcT, DstT, Truncate=False):  # noqa: N803 - TF attr names
+    if x.dtype.kind == "c" and not DstT.is_complex:
+        x = x.real
+    return x.astype(DstT.as_numpy_dtype, copy=False)
+
+
+define_op("Cast", infer=_infer_cast, kernel=_cast_kernel)
+
+
+@RegisterGradient("Cast")
+def _cast_grad(op, grad):
+    source, target = op.get_attr("SrcT"), op.get_attr("DstT")
+    if source.is_trainable and target.is_trainable:
+        return cast(grad, source)
+    return None
 
 
 def cast(x, dtype, name: Optional[str] = None) -> Tensor:
@@ -356,6 +646,9 @@ maximum = binary("Maximum", np.maximum, "Maximum", REAL_NUMERIC)
 minimum = binary("Minimum", np.minimum, "Minimum", REAL_NUMERIC)
 
 
+less_equal = binary("LessEqual", np.less_equal, "LessEqual", REAL_NUMERIC, to_bool)
+
+
 greater_equal = binary("GreaterEqual", np.greater_equal, "GreaterEqual", REAL_NUMERIC,
                         to_bool)
 
@@ -377,6 +670,62 @@ def reduce_to_shape_of(grad: Tensor, x: Tensor) -> Tensor:
     return reshape(reduce_sum(grad, axes), x_shape)
 
 
+def binary_grads(op, gx: Optional[Callable], gy: Optional[Callable]):
+    """Applies the per-input rules only where a gradient is needed, then unbroadcasts."""
+    x, y = op.inputs
+    dx = reduce_to_shape_of(gx(), x) if gx is not None and gradient_needed(x) else None
+    dy = reduce_to_shape_of(gy(), y) if gy is not None and gradient_needed(y) else None
+    return dx, dy
+
+
+@RegisterGradient("AddV2")
+def _add_grad(op, grad):
+    return binary_grads(op, lambda: grad, lambda: grad)
+
+
+@RegisterGradient("Sub")
+def _sub_grad(op, grad):
+    return binary_grads(op, lambda: grad, lambda: -grad)
+
+
+@RegisterGradient("Mul")
+def _mul_grad(op, grad):
+    x, y = op.inputs
+    return binary_grads(op, lambda: grad * conj(y), lambda: conj(x) * grad)
+
+
+def _min_max_grad(op, grad, x_wins: Callable):
+    x, y = op.inputs
+    mask = x_wins(x, y)
+    zeros = zeros_like(grad)
+    return binary_grads(op, lambda: where_v2(mask, grad, zeros),
+                         lambda: where_v2(mask, zeros, grad))
+
+
+@RegisterGradient("Maximum")
+def _maximum_grad(op, grad):
+    return _min_max_grad(op, grad, greater_equal)
+
+
+@RegisterGradient("Minimum")
+def _minimum_grad(op, grad):
+    return _min_max_grad(op, grad, less_equal)
+
+
+define_op("Where", kernel=lambda x: np.argwhere(x).astype(np.int64),
+          infer=lambda inputs, attrs: [(dtypes.int64, TensorShape([None, inputs[0].shape.ndims]))])
+
+
+NotDifferentiable("Where")
+
+
+def true_coordinates(condition, name: Optional[str]) -> Tensor:
+    """The coordinates of the true (non-zero) elements: int64 of shape [count, rank]."""
+    cond = convert_to_tensor(condition, name="condition")
+    check_dtype_in(cond, NUMERIC + (dtypes.bool,), "Where", "condition")
+    return apply_op("Where", [cond], name=name or "Where")
+
+
 def branches(condition, x, y, op_type: str, name: Optional[str]) -> Tensor:
     x, y = binary_operands(x, y, op_type)
     cond = as_tensor(condition, name="condition", like=x)
@@ -386,6 +735,48 @@ def branches(condition, x, y, op_type: str, name: Optional[str]) -> Tensor:
 def select_v2(condition, x, y, name: Optional[str] = None) -> Tensor:
     """Elementwise ``x if condition else y`` with broadcasting of all three."""
     return branches(condition, x, y, "SelectV2", name)
+
+
+def check_both_or_neither(x, y) -> None:
+    if (x is None) != (y is None):
+        raise ValueError("x and y must both be non-None or both be None.")
+
+
+def where_v2(condition, x=None, y=None, name: Optional[str] = None) -> Tensor:
+    """Like :func:`where`, but condition, x and y broadcast against each other."""
+    check_both_or_neither(x, y)
+    if x is None:
+        return true_coordinates(condition, name)
+    return select_v2(condition, x, y, name=name)
+
+
+# --------------------------------------------------------------------------- range
+def _infer_range(inputs, attrs):
+    start, limit, delta = (constant_value(t) for t in inputs)
+    if start is None or limit is None or delta is None:
+        return [(inputs[0].dtype, TensorShape([None]))]
+    if delta == 0:
+        raise ValueError("range requires delta != 0")
+    count = builtins.max(0, int(np.ceil((limit - start) / delta)))
+    return [(inputs[0].dtype, TensorShape([count]))]
+
+
+def _range_kernel(start, limit, delta):
+    return np.arange(start, limit, delta, dtype=start.dtype)
+
+
+define_op("Range", infer=_infer_range, kernel=_range_kernel)
+
+
+NotDifferentiable("Range")
+
+
+@register_static_value("Range")
+def _range_static(op):
+    if not foldable(op):
+        return None
+    bounds = [constant_value(t) for t in op.inputs]
+    return None if any(b is None for b in bounds) else _range_kernel(*bounds)
 
 
 def range(start, limit=None, delta=1, dtype=None, name: str = "range") -> Tensor:  # noqa: A001
@@ -451,6 +842,19 @@ def accumulator(dtype: np.dtype):
 
 def _sum(x, axes, keepdims):
     return np.sum(x, axis=axes, keepdims=keepdims, dtype=accumulator(x.dtype))
+
+
+def _reduced_shape_kernel(input_shape, axes):
+    out = np.array(input_shape, copy=True)
+    out[np.asarray(axes, dtype=np.int64).reshape(-1) % builtins.max(len(out), 1)] = 1
+    return out
+
+
+define_op("ReducedShape", infer=lambda inputs, attrs: [(inputs[0].dtype, inputs[0].shape)],
+          kernel=_reduced_shape_kernel)
+
+
+NotDifferentiable("ReducedShape")
 
 
 def keep_reduced_dims(op, t: Tensor) -> Tensor:

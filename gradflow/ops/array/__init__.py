@@ -9,6 +9,9 @@ The ops live in this package's modules
 (``sources``, ``shapes``, ``indexing``, ``slicing``, ``construction``),
 and ``gradflow.ops.primitives``; this module re-exports their public names.
 """
+from gradflow.ops.primitives import (broadcast_gradient_args, broadcast_to, fill, rank, reshape,
+                                     shape, shape_of_input as shape_of_input, stack, unstack, zeros,
+                                     zeros_like)
 from gradflow.ops.array.construction import (diag, diag_part, eye, lin_space, linspace,
                                              matrix_band_part, matrix_diag, matrix_diag_part,
                                              matrix_set_diag, meshgrid)
@@ -20,17 +23,14 @@ from gradflow.ops.array.indexing import (Unique as Unique, UniqueWithCounts as U
                                          scatter_nd, sequence_mask, split, unique,
                                          unique_with_counts,
                                          unsorted_segment_kernel as unsorted_segment_kernel,
-                                         unsorted_segment_sum, unstack,
+                                         unsorted_segment_sum,
                                          with_trailing_ones as with_trailing_ones)
-from gradflow.ops.array.shapes import (expand_dims, invert_permutation, shape_n,
-                                       shape_of_input as shape_of_input, size, squeeze, transpose)
+from gradflow.ops.array.shapes import (expand_dims, invert_permutation, shape_n, size, squeeze,
+                                       transpose)
 from gradflow.ops.array.slicing import (boolean_mask, pad, reverse, reverse_v2, slice,
                                         strided_slice, tile)
-from gradflow.ops.array.sources import (fill, identity, identity_n, ones, ones_like, placeholder,
-                                        placeholder_with_default, prevent_gradient, stop_gradient,
-                                        zeros, zeros_like)
-from gradflow.ops.primitives import (broadcast_gradient_args, broadcast_to, rank, reshape, shape,
-                                     stack)
+from gradflow.ops.array.sources import (identity, identity_n, ones, ones_like, placeholder,
+                                        placeholder_with_default, prevent_gradient, stop_gradient)
 
 __all__ = [
     "placeholder", "placeholder_with_default", "identity", "identity_n", "stop_gradient",

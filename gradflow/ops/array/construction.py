@@ -15,12 +15,12 @@ from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.array.indexing import concat
 from gradflow.ops.array.shapes import size
 from gradflow.ops.array.slicing import slice_helper
-from gradflow.ops.array.sources import ones, zeros_like
+from gradflow.ops.array.sources import ones
 from gradflow.ops.common import (FLOATING, apply_op, as_tensor, broadcast_shape, check_dtype_in,
                                  graph_for, static_ints)
 from gradflow.ops.primitives import (broadcast_to, cast, check_index_dtype, check_rank, minimum,
                                      multiply, normalized_axis, reduce_sum, reduce_to_shape_of,
-                                     reshape, shape_tensor, subtract)
+                                     reshape, shape_tensor, subtract, zeros_like)
 
 
 # -------------------------------------------------------------- grids and ranges

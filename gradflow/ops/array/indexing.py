@@ -10,20 +10,20 @@ from typing import Optional
 import numpy as np
 
 from gradflow.framework import dtypes, errors
-from gradflow.framework.constant import (constant, constant_value, convert_to_tensor, foldable,
-                                         register_static_value, register_tensor_conversion_function)
+from gradflow.framework.constant import (constant, constant_value, convert_to_tensor,
+                                         register_tensor_conversion_function)
 from gradflow.framework.graph import Tensor
 from gradflow.framework.indexed_slices import LARGE_SPARSE_NUM_ELEMENTS, IndexedSlices
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
-from gradflow.ops.array.shapes import shape_of_input, size, squeeze, transpose
-from gradflow.ops.array.sources import fill, identity, ones, zeros_like
+from gradflow.ops.array.shapes import size, squeeze, transpose
+from gradflow.ops.array.sources import identity, ones
 from gradflow.ops.common import NUMERIC, apply_op, as_tensor, check_dtype_in, graph_for, static_ints
 from gradflow.ops.primitives import (INDEX_TYPES, add, broadcast_to, cast, check_index_dtype,
-                                     check_rank, floordiv, greater_equal, int_vector, maximum,
+                                     check_rank, fill, floordiv, greater_equal, int_vector, maximum,
                                      multiply, normalized_axis, range as range_op, rank,
-                                     register_foldable, reshape, select_v2, shape, shape_tensor,
-                                     stack, static_shape_of)
+                                     register_foldable, reshape, select_v2, shape, shape_of_input,
+                                     shape_tensor, stack, static_shape_of, zeros_like)
 
 
 def _transposed(x: Tensor, perm: list) -> Tensor:
@@ -201,85 +201,6 @@ def _equal_split_sizes(value: Tensor, axis: Tensor, count: int) -> Tensor:
         raise ValueError(f"Dimension size must be evenly divisible by {count} but is {dim} "
                          f"(dimension {axis_v[0]} of {value.name})")
     return int_vector([dim // count] * count, name="split_sizes")
-
-
-def _infer_pack(inputs, attrs):
-    dtype = inputs[0].dtype
-    shape_ = inputs[0].shape
-    for v in inputs[1:]:
-        if v.dtype is not dtype:
-            raise TypeError(f"Tensors passed to stack must have one dtype, got "
-                            f"{[t.dtype.name for t in inputs]}")
-        if not shape_.is_compatible_with(v.shape):
-            raise ValueError(f"Shapes of all inputs must match: values[0].shape = {shape_} != "
-                             f"{v.name}.shape = {v.shape}")
-        shape_ = shape_.merge_with(v.shape)
-    dims = shape_.as_tuple()
-    if dims is None:
-        return [(dtype, TensorShape(None))]
-    a = normalized_axis(attrs["axis"], len(dims) + 1, "stack")
-    return [(dtype, TensorShape.from_tuple(dims[:a] + (len(inputs),) + dims[a:]))]
-
-
-define_op("Pack", infer=_infer_pack, kernel=lambda *xs, axis: np.stack(xs, axis=axis))
-
-
-@RegisterGradient("Pack")
-def _pack_grad(op, grad):
-    return unstack(grad, num=len(op.inputs), axis=op.get_attr("axis"))
-
-
-@register_static_value("Pack")
-def _pack_static(op):
-    if not foldable(op):
-        return None
-    values = [constant_value(t) for t in op.inputs]
-    if any(v is None for v in values):
-        return None
-    return np.stack(values, axis=op.get_attr("axis"))
-
-
-def _infer_unpack(inputs, attrs):
-    x = inputs[0]
-    dims = x.shape.as_tuple()
-    num = attrs["num"]
-    if dims is None:
-        return [(x.dtype, TensorShape(None))] * num
-    a = normalized_axis(attrs["axis"], len(dims), f"unstack of {x.name}")
-    if dims[a] is not None and dims[a] != num:
-        raise ValueError(f"Cannot unstack {num} tensors from {x.name} whose dimension {a} "
-                         f"is {dims[a]}")
-    return [(x.dtype, TensorShape.from_tuple(dims[:a] + dims[a + 1:]))] * num
-
-
-def _unpack_kernel(x, *, num, axis):
-    if x.shape[axis] != num:
-        raise ValueError(f"Input dimension {axis} has size {x.shape[axis]}, expected {num}")
-    parts = tuple(np.moveaxis(x, axis, 0))
-    return parts if num != 1 else parts[0]
-
-
-define_op("Unpack", infer=_infer_unpack, kernel=_unpack_kernel)
-
-
-@RegisterGradient("Unpack")
-def _unpack_grad(op, *grads):
-    parts = [g if g is not None else zeros_like(t) for g, t in zip(grads, op.outputs)]
-    return stack(parts, axis=op.get_attr("axis"))
-
-
-def unstack(value, num: Optional[int] = None, axis: int = 0, name: str = "unstack") -> list:
-    """Splits ``value`` along ``axis`` into a list of tensors of one rank less."""
-    x = convert_to_tensor(value)
-    if num is None:
-        dims = x.shape.as_tuple()
-        if dims is None or not -len(dims) <= axis < len(dims) or dims[axis] is None:
-            raise ValueError(f"Cannot infer argument `num` from shape {x.shape}")
-        num = dims[axis]
-    result = apply_op("Unpack", [x], name=name, num=num, axis=axis)
-    if isinstance(result, Tensor):
-        return [result]
-    return result if isinstance(result, list) else []
 
 
 # --------------------------------------------------------------- gather & scatter

@@ -6,7 +6,7 @@ from typing import Optional
 
 import numpy as np
 
-from gradflow.framework import dtypes, errors
+from gradflow.framework import dtypes
 from gradflow.framework.constant import (constant, constant_value, convert_to_tensor,
                                          register_static_value)
 from gradflow.framework.graph import Tensor, get_default_graph
@@ -14,30 +14,8 @@ from gradflow.framework.registry import NotDifferentiable, RegisterGradient, def
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.common import apply_op, as_tensor, same_as_input, static_ints
 from gradflow.ops.primitives import (check_index_dtype, check_rank, conj, normalized_axis,
-                                     partial_ints, range as range_op, rank, reduce_to_shape_of,
-                                     register_foldable, reshape, shape, shape_out_type,
-                                     shape_tensor, static_shape_of, subtract)
-
-
-# ------------------------------------------------------------------ shape queries
-def _infer_shape(inputs, attrs):
-    x = inputs[0]
-    return [(attrs["out_type"], TensorShape([x.shape.ndims]))]
-
-
-define_op("Shape", infer=_infer_shape,
-          kernel=lambda x, *, out_type: np.asarray(np.shape(x), dtype=out_type.as_numpy_dtype))
-
-
-NotDifferentiable("Shape")
-
-
-@register_static_value("Shape")
-def _shape_static(op):
-    known = op.inputs[0].shape
-    if not known.is_fully_defined():
-        return None
-    return np.asarray(known.as_list(), dtype=op.get_attr("out_type").as_numpy_dtype)
+                                     range as range_op, rank, register_foldable, reshape, shape,
+                                     shape_of_input, shape_out_type, shape_tensor, subtract)
 
 
 def shape_n(input, out_type=dtypes.int32, name: Optional[str] = None) -> list[Tensor]:  # noqa: A002
@@ -50,14 +28,7 @@ define_op("Size", infer=lambda inputs, attrs: [(attrs["out_type"], TensorShape([
           kernel=lambda x, *, out_type: np.asarray(np.size(x), dtype=out_type.as_numpy_dtype))
 
 
-define_op("Rank", infer=lambda inputs, attrs: [(dtypes.int32, TensorShape([]))],
-          kernel=lambda x: np.asarray(np.ndim(x), dtype=np.int32))
-
-
 NotDifferentiable("Size")
-
-
-NotDifferentiable("Rank")
 
 
 @register_static_value("Size")
@@ -66,60 +37,10 @@ def _size_static(op):
     return None if count is None else np.asarray(count, op.get_attr("out_type").as_numpy_dtype)
 
 
-@register_static_value("Rank")
-def _rank_static(op):
-    ndims = op.inputs[0].shape.ndims
-    return None if ndims is None else np.asarray(ndims, np.int32)
-
-
 def size(input, name: Optional[str] = None, out_type=None) -> Tensor:  # noqa: A002
     """The number of elements of ``input`` as a scalar int tensor."""
     return apply_op("Size", [convert_to_tensor(input)], name=name or "Size",
                     out_type=shape_out_type(out_type))
-
-
-# ----------------------------------------------------------------------- reshape
-def _infer_reshape(inputs, attrs):
-    x, new_shape = inputs
-    check_index_dtype(new_shape, "Reshape", "shape")
-    check_rank(new_shape, (1,), "shape of reshape")
-    target = partial_ints(new_shape)
-    if target is None:
-        return [(x.dtype, TensorShape(None))]
-    if target.count(-1) > 1:
-        raise ValueError(f"Reshape of {x.name} to {target}: can only infer one dimension")
-    if any(d is not None and d < -1 for d in target):
-        raise ValueError(f"Reshape of {x.name}: sizes must be non-negative or -1, got {target}")
-    count = x.shape.num_elements()
-    if count is not None and None not in target:
-        known = int(np.prod([d for d in target if d != -1], dtype=np.int64))
-        if -1 in target:
-            if known == 0 or count % known:
-                raise ValueError(f"Cannot reshape a tensor with {count} elements to shape "
-                                 f"{target} (input {x.name}, shape {x.shape})")
-            target = [count // known if d == -1 else d for d in target]
-        elif count != known:
-            raise ValueError(f"Cannot reshape a tensor with {count} elements to shape "
-                             f"{target} (input {x.name}, shape {x.shape})")
-    return [(x.dtype, TensorShape([None if d is None or d < 0 else d for d in target]))]
-
-
-define_op("Reshape", infer=_infer_reshape, kernel=lambda x, s: np.reshape(x, tuple(s)))
-
-
-register_foldable("Reshape")
-
-
-@RegisterGradient("Reshape")
-def _reshape_grad(op, grad):
-    return reshape(grad, shape_of_input(op.inputs[0])), None
-
-
-def shape_of_input(x: Tensor) -> Tensor:
-    """``x``'s shape as a tensor: a constant when static (cheaper and foldable)."""
-    if x.shape.is_fully_defined():
-        return constant(np.asarray(x.shape.as_list(), dtype=np.int32), name="Shape")
-    return shape(x)
 
 
 def _infer_expand_dims(inputs, attrs):
@@ -270,60 +191,3 @@ def transpose(a, perm=None, name: str = "transpose", conjugate: bool = False) ->
     if conjugate and x.dtype.is_complex:
         result = conj(result)
     return result
-
-
-# ----------------------------------------------------------------- broadcasting
-def _infer_broadcast_to(inputs, attrs):
-    x, target = inputs
-    check_index_dtype(target, "BroadcastTo", "shape")
-    check_rank(target, (1,), "shape of broadcast_to")
-    wanted = static_shape_of(target).as_tuple()
-    have = x.shape.as_tuple()
-    if wanted is None or have is None:
-        return [(x.dtype, TensorShape(wanted))]
-    if len(have) > len(wanted):
-        raise ValueError(f"Cannot broadcast {x.name} of shape {x.shape} to the lower-rank "
-                         f"shape {list(wanted)}")
-    have = (1,) * (len(wanted) - len(have)) + have
-    result = []
-    for h, w in zip(have, wanted):
-        if w is None:
-            result.append(None if h in (1, None) else h)
-        elif h not in (1, None, w):
-            raise ValueError(f"Dimensions must be equal, but are {h} and {w}: cannot "
-                             f"broadcast {x.name} of shape {x.shape} to {list(wanted)}")
-        else:
-            result.append(w)
-    return [(x.dtype, TensorShape(result))]
-
-
-define_op("BroadcastTo", infer=_infer_broadcast_to,
-          kernel=lambda x, s: np.array(np.broadcast_to(x, tuple(s))))
-
-
-register_foldable("BroadcastTo")
-
-
-@RegisterGradient("BroadcastTo")
-def _broadcast_to_grad(op, grad):
-    return reduce_to_shape_of(convert_to_tensor(grad), op.inputs[0]), None
-
-
-def _broadcast_gradient_args_kernel(s0, s1):
-    n = max(len(s0), len(s1))
-    a = np.concatenate([np.ones(n - len(s0), s0.dtype), s0])
-    b = np.concatenate([np.ones(n - len(s1), s1.dtype), s1])
-    r0 = [i for i in range(n) if a[i] == 1 and b[i] != 1]
-    r1 = [i for i in range(n) if b[i] == 1 and a[i] != 1]
-    if any(a[i] != b[i] and a[i] != 1 and b[i] != 1 for i in range(n)):
-        raise errors.InvalidArgumentError(None, None, f"Incompatible shapes: {list(s0)} vs. "
-                                          f"{list(s1)}")
-    return np.asarray(r0, s0.dtype), np.asarray(r1, s0.dtype)
-
-
-define_op("BroadcastGradientArgs",
-          infer=lambda inputs, attrs: [(inputs[0].dtype, TensorShape([None]))] * 2,
-          kernel=_broadcast_gradient_args_kernel)
-
-
-NotDifferentiable("BroadcastGradientArgs")

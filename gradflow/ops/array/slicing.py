@@ -16,13 +16,13 @@ from gradflow.framework.constant import constant, constant_value, convert_to_ten
 from gradflow.framework.graph import Tensor
 from gradflow.framework.registry import RegisterGradient, define_op, gradient_needed
 from gradflow.framework.tensor_shape import TensorShape
-from gradflow.ops.array.shapes import shape_of_input, size, transpose
+from gradflow.ops.array.shapes import size, transpose
 from gradflow.ops.array.sources import ones_like
 from gradflow.ops.common import apply_op, as_tensor, graph_for, static_ints
 from gradflow.ops.primitives import (INDEX_TYPES, UNKNOWN, cast, check_index_dtype, check_rank,
                                      index_tuple, int_vector, partial_ints, range as range_op,
-                                     reduce_sum, register_foldable, reshape, shape, shape_tensor,
-                                     stack, static_shape_of, subtract)
+                                     reduce_sum, register_foldable, reshape, shape, shape_of_input,
+                                     shape_tensor, stack, static_shape_of, subtract)
 
 
 # ------------------------------------------------------- tiling, padding, reversing

@@ -13,8 +13,7 @@ from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import as_shape
 from gradflow.ops.common import apply_op, same_as_input
-from gradflow.ops.primitives import (check_index_dtype, check_rank, partial_ints, reduce_sum,
-                                     register_foldable, shape, shape_tensor, static_shape_of)
+from gradflow.ops.primitives import fill, register_foldable, shape
 
 
 # ------------------------------------------------------------------------- sources
@@ -127,45 +126,6 @@ def prevent_gradient(input, message: str = "", name: Optional[str] = None) -> Te
                     name=name or "PreventGradient", message=message)
 
 
-# ------------------------------------------------------------- filled tensors
-def _infer_fill(inputs, attrs):
-    dims, value = inputs
-    check_index_dtype(dims, "Fill", "dims")
-    check_rank(dims, (1,), "dims of fill")
-    if value.shape.ndims not in (None, 0):
-        raise ValueError(f"value of fill must be a scalar, got shape {value.shape} "
-                         f"({value.name})")
-    shape_ = static_shape_of(dims)
-    if any(d is not None and d < 0 for d in (partial_ints(dims) or ())):
-        raise ValueError(f"dims of fill must be non-negative, got {partial_ints(dims)}")
-    return [(value.dtype, shape_)]
-
-
-define_op("Fill", infer=_infer_fill,
-          kernel=lambda dims, value: np.full(tuple(dims), value, dtype=value.dtype))
-
-
-register_foldable("Fill")
-
-
-@RegisterGradient("Fill")
-def _fill_grad(op, grad):
-    return None, reduce_sum(grad)
-
-
-def fill(dims, value, name: Optional[str] = None) -> Tensor:
-    """A tensor of shape ``dims`` filled with the scalar ``value``."""
-    value = convert_to_tensor(value)
-    return apply_op("Fill", [shape_tensor(dims), value], name=name or "Fill")
-
-
-def zeros(shape, dtype=dtypes.float32, name: Optional[str] = None) -> Tensor:
-    """A tensor of ``shape`` filled with zeros."""
-    dtype = dtypes.as_dtype(dtype)
-    with get_default_graph().name_scope(name or "zeros"):
-        return fill(shape, constant(0, dtype=dtype, name="Const"), name="zeros")
-
-
 def ones(shape, dtype=dtypes.float32, name: Optional[str] = None) -> Tensor:
     """A tensor of ``shape`` filled with ones."""
     dtype = dtypes.as_dtype(dtype)
@@ -173,24 +133,10 @@ def ones(shape, dtype=dtypes.float32, name: Optional[str] = None) -> Tensor:
         return fill(shape, constant(1, dtype=dtype, name="Const"), name="ones")
 
 
-define_op("ZerosLike", infer=same_as_input, kernel=np.zeros_like)
-
-
 define_op("OnesLike", infer=same_as_input, kernel=np.ones_like)
 
 
-NotDifferentiable("ZerosLike")
-
-
 NotDifferentiable("OnesLike")
-
-
-def zeros_like(tensor, dtype=None, name: Optional[str] = None, optimize: bool = True) -> Tensor:
-    """Zeros shaped like ``tensor`` (of ``dtype``, default ``tensor``'s)."""
-    tensor = convert_to_tensor(tensor)
-    if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
-        return zeros(shape(tensor), dtype=dtype, name=name)
-    return apply_op("ZerosLike", [tensor], name=name or "zeros_like")
 
 
 def ones_like(tensor, dtype=None, name: Optional[str] = None, optimize: bool = True) -> Tensor:

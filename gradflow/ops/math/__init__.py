@@ -14,12 +14,15 @@ The ops live in this package's modules
 (``elementwise``, ``reductions``, ``products``),
 and ``gradflow.ops.primitives``; this module re-exports their public names.
 """
+from gradflow.ops.primitives import (add, cast, conj, floordiv, greater_equal, less_equal, maximum,
+                                     minimum, multiply, range, reduce_sum, reduce_to_shape_of,
+                                     select_v2, subtract, where_v2)
 from gradflow.ops.math.elementwise import (abs, acos, acosh, angle, asin, asinh, atan, atan2, atanh,
                                            ceil, clip_by_value, complex, cos, cosh, digamma, div,
                                            div_no_nan, divide, equal, erf, erfc, erfinv as erfinv,
                                            exp, expm1, floor, floor_div, floormod, greater, imag,
-                                           is_finite, is_inf, is_nan, less, less_equal, lgamma, log,
-                                           log1p, log_sigmoid, logical_and, logical_not, logical_or,
+                                           is_finite, is_inf, is_nan, less, lgamma, log, log1p,
+                                           log_sigmoid, logical_and, logical_not, logical_or,
                                            logical_xor, mod, multiply_no_nan as multiply_no_nan,
                                            ndtri as ndtri, negative, not_equal, polygamma, pow,
                                            real, realdiv, reciprocal,
@@ -28,7 +31,7 @@ from gradflow.ops.math.elementwise import (abs, acos, acosh, angle, asin, asinh,
                                            softplus as softplus, softsign as softsign, sqrt, square,
                                            squared_difference, tan, tanh, to_double, to_float,
                                            to_int32, to_int64, truediv, truncatediv, truncatemod,
-                                           where, where_v2, xdivy as xdivy, xlogy as xlogy)
+                                           where, xdivy as xdivy, xlogy as xlogy)
 from gradflow.ops.math.products import accumulate_n, add_n, matmul
 from gradflow.ops.math.reductions import (argmax, argmin, argsort, count_nonzero, cumprod, cumsum,
                                           is_non_decreasing, is_strictly_increasing, lbeta,
@@ -38,9 +41,6 @@ from gradflow.ops.math.reductions import (argmax, argmin, argsort, count_nonzero
                                           reduce_prod, reduce_std as reduce_std,
                                           reduce_variance as reduce_variance, sort,
                                           zero_fraction as zero_fraction)
-from gradflow.ops.primitives import (add, cast, conj, floordiv, greater_equal, maximum, minimum,
-                                     multiply, range, reduce_sum, reduce_to_shape_of, select_v2,
-                                     subtract)
 
 __all__ = [
     "cast", "to_float", "to_double", "to_int32", "to_int64", "negative", "square", "sqrt", "rsqrt",

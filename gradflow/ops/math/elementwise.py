@@ -3,26 +3,25 @@ gradients, comparisons and selection.
 """
 from __future__ import annotations
 
-import builtins
 from typing import Callable, Optional
 
 import numpy as np
 from scipy import special
 
 from gradflow.framework import dtypes
-from gradflow.framework.constant import (constant_value, convert_to_tensor, foldable,
-                                         register_static_value)
+from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.graph import Tensor, name_scope
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import (NotDifferentiable, RegisterGradient, define_op,
                                          gradient_needed)
-from gradflow.framework.tensor_shape import TensorShape
-from gradflow.ops.array.sources import ones_like, zeros_like
+from gradflow.ops.array.sources import ones_like
 from gradflow.ops.common import (FLOATING, NUMERIC, REAL_NUMERIC, TRAINABLE, apply_op, as_tensor,
                                  binary_operands, broadcast_shape, check_dtype_in, graph_for)
-from gradflow.ops.primitives import (COMPLEX, binary, branches, cast, conj, elementwise_kernel,
-                                     floordiv, greater_equal, integer_division, maximum, minimum,
-                                     multiply, reduce_to_shape_of, select_v2, to_bool, unary)
+from gradflow.ops.primitives import (COMPLEX, binary, binary_grads, branches, cast,
+                                     check_both_or_neither, conj, elementwise_kernel, floordiv,
+                                     integer_division, maximum, minimum, multiply,
+                                     reduce_to_shape_of, to_bool, true_coordinates, unary, where_v2,
+                                     zeros_like)
 
 
 _SIGNED_INTEGERS = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64)
@@ -39,28 +38,6 @@ _ALL_TYPES = NUMERIC + (dtypes.bool, dtypes.string)
 
 def _real_part(dtype: dtypes.DType) -> dtypes.DType:
     return dtype.real_dtype
-
-
-# ----------------------------------------------------------------------------- cast
-def _infer_cast(inputs, attrs):
-    return [(attrs["DstT"], inputs[0].shape)]
-
-
-def _cast_kernel(x, *, SrcT, DstT, Truncate=False):  # noqa: N803 - TF attr names
-    if x.dtype.kind == "c" and not DstT.is_complex:
-        x = x.real
-    return x.astype(DstT.as_numpy_dtype, copy=False)
-
-
-define_op("Cast", infer=_infer_cast, kernel=_cast_kernel)
-
-
-@RegisterGradient("Cast")
-def _cast_grad(op, grad):
-    source, target = op.get_attr("SrcT"), op.get_attr("DstT")
-    if source.is_trainable and target.is_trainable:
-        return cast(grad, source)
-    return None
 
 
 def to_float(x, name: str = "ToFloat") -> Tensor:
@@ -369,7 +346,7 @@ define_op("Complex", infer=_infer_complex, kernel=_complex_kernel)
 
 @RegisterGradient("Complex")
 def _complex_grad(op, grad):
-    return _binary_grads(op, lambda: real(grad), lambda: imag(grad))
+    return binary_grads(op, lambda: real(grad), lambda: imag(grad))
 
 
 def complex(real, imag, name: Optional[str] = None) -> Tensor:  # noqa: A001 - TF's name
@@ -456,9 +433,6 @@ _polygamma = binary("Polygamma", elementwise_kernel(_polygamma_kernel), "Polygam
 
 
 less = binary("Less", np.less, "Less", REAL_NUMERIC, to_bool)
-
-
-less_equal = binary("LessEqual", np.less_equal, "LessEqual", REAL_NUMERIC, to_bool)
 
 
 greater = binary("Greater", np.greater, "Greater", REAL_NUMERIC, to_bool)
@@ -563,60 +537,36 @@ def scalar_mul(scalar, x, name: Optional[str] = None):
     return multiply(factor, x, name=name or "mul")
 
 
-def _binary_grads(op, gx: Optional[Callable], gy: Optional[Callable]):
-    """Applies the per-input rules only where a gradient is needed, then unbroadcasts."""
-    x, y = op.inputs
-    dx = reduce_to_shape_of(gx(), x) if gx is not None and gradient_needed(x) else None
-    dy = reduce_to_shape_of(gy(), y) if gy is not None and gradient_needed(y) else None
-    return dx, dy
-
-
 def real_grad(grad: Tensor) -> Tensor:
     """The part of ``grad`` that acts on a real-valued output stored as complex numbers:
     its imaginary part meets an output whose imaginary part never changes."""
     return cast(real(grad), grad.dtype) if grad.dtype.is_complex else grad
 
 
-@RegisterGradient("AddV2")
-def _add_grad(op, grad):
-    return _binary_grads(op, lambda: grad, lambda: grad)
-
-
-@RegisterGradient("Sub")
-def _sub_grad(op, grad):
-    return _binary_grads(op, lambda: grad, lambda: -grad)
-
-
-@RegisterGradient("Mul")
-def _mul_grad(op, grad):
-    x, y = op.inputs
-    return _binary_grads(op, lambda: grad * conj(y), lambda: conj(x) * grad)
-
-
 @RegisterGradient("RealDiv")
 def _realdiv_grad(op, grad):
     x, y = op.inputs
-    return _binary_grads(op, lambda: realdiv(grad, conj(y)),
+    return binary_grads(op, lambda: realdiv(grad, conj(y)),
                          lambda: grad * conj(realdiv(realdiv(-x, y), y)))
 
 
 @RegisterGradient("DivNoNan")
 def _div_no_nan_grad(op, grad):
     x, y = op.inputs
-    return _binary_grads(op, lambda: div_no_nan(grad, conj(y)),
+    return binary_grads(op, lambda: div_no_nan(grad, conj(y)),
                          lambda: grad * conj(div_no_nan(div_no_nan(-x, y), y)))
 
 
 @RegisterGradient("FloorMod")
 def _floormod_grad(op, grad):
     x, y = op.inputs
-    return _binary_grads(op, lambda: grad, lambda: grad * -floordiv(x, y))
+    return binary_grads(op, lambda: grad, lambda: grad * -floordiv(x, y))
 
 
 @RegisterGradient("TruncateMod")
 def _truncatemod_grad(op, grad):
     x, y = op.inputs
-    return _binary_grads(op, lambda: grad, lambda: grad * -truncatediv(x, y))
+    return binary_grads(op, lambda: grad, lambda: grad * -truncatediv(x, y))
 
 
 @RegisterGradient("Pow")
@@ -631,32 +581,14 @@ def _pow_grad(op, grad):
         log_x = where_v2(defined, log(safe_x), zeros_like(x))
         return grad * conj(op.outputs[0] * log_x)
 
-    return _binary_grads(op, lambda: grad * conj(y * pow(x, y - 1)), grad_y)
-
-
-def _min_max_grad(op, grad, x_wins: Callable):
-    x, y = op.inputs
-    mask = x_wins(x, y)
-    zeros = zeros_like(grad)
-    return _binary_grads(op, lambda: where_v2(mask, grad, zeros),
-                         lambda: where_v2(mask, zeros, grad))
-
-
-@RegisterGradient("Maximum")
-def _maximum_grad(op, grad):
-    return _min_max_grad(op, grad, greater_equal)
-
-
-@RegisterGradient("Minimum")
-def _minimum_grad(op, grad):
-    return _min_max_grad(op, grad, less_equal)
+    return binary_grads(op, lambda: grad * conj(y * pow(x, y - 1)), grad_y)
 
 
 @RegisterGradient("SquaredDifference")
 def _squared_difference_grad(op, grad):
     x, y = op.inputs
     dx = scalar_mul(2, real_grad(grad)) * (x - y)
-    return _binary_grads(op, lambda: dx, lambda: -dx)
+    return binary_grads(op, lambda: dx, lambda: -dx)
 
 
 @RegisterGradient("Atan2")
@@ -664,13 +596,13 @@ def _atan2_grad(op, grad):
     """atan2(y, x): d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)."""
     y, x = op.inputs
     scaled = grad / (square(x) + square(y))
-    return _binary_grads(op, lambda: x * scaled, lambda: -y * scaled)
+    return binary_grads(op, lambda: x * scaled, lambda: -y * scaled)
 
 
 @RegisterGradient("MulNoNan")
 def _mul_no_nan_grad(op, grad):
     x, y = op.inputs
-    return _binary_grads(op, lambda: multiply_no_nan(grad, conj(y)),
+    return binary_grads(op, lambda: multiply_no_nan(grad, conj(y)),
                          lambda: multiply_no_nan(conj(x), grad))
 
 
@@ -682,7 +614,7 @@ def _indicator_of_nonzero(x: Tensor) -> Tensor:
 def _xlogy_grad(op, grad):
     """d/dx = log y (0 where x = 0), d/dy = x / y (0 where x = 0)."""
     x, y = op.inputs
-    return _binary_grads(op, lambda: grad * conj(xlogy(_indicator_of_nonzero(x), y)),
+    return binary_grads(op, lambda: grad * conj(xlogy(_indicator_of_nonzero(x), y)),
                          lambda: grad * conj(xdivy(x, y)))
 
 
@@ -690,7 +622,7 @@ def _xlogy_grad(op, grad):
 def _xdivy_grad(op, grad):
     """d/dx = 1 / y (0 where x = 0), d/dy = -x / y^2 (0 where x = 0)."""
     x, y = op.inputs
-    return _binary_grads(op, lambda: grad * conj(xdivy(_indicator_of_nonzero(x), y)),
+    return binary_grads(op, lambda: grad * conj(xdivy(_indicator_of_nonzero(x), y)),
                          lambda: grad * conj(xdivy(-x, square(y))))
 
 
@@ -698,7 +630,7 @@ def _xdivy_grad(op, grad):
 def _polygamma_grad(op, grad):
     """Only ``x`` has a gradient: the derivative in the order ``a`` is not defined."""
     a, x = op.inputs
-    return _binary_grads(op, None, lambda: grad * polygamma(a + 1, x))
+    return binary_grads(op, None, lambda: grad * polygamma(a + 1, x))
 
 
 # ------------------------------------------------------------------------ selection
@@ -769,72 +701,16 @@ def _select_v2_grad(op, grad):
     return None, dx, dy
 
 
-define_op("Where", kernel=lambda x: np.argwhere(x).astype(np.int64),
-          infer=lambda inputs, attrs: [(dtypes.int64, TensorShape([None, inputs[0].shape.ndims]))])
-
-
-NotDifferentiable("Where")
-
-
-def _true_coordinates(condition, name: Optional[str]) -> Tensor:
-    """The coordinates of the true (non-zero) elements: int64 of shape [count, rank]."""
-    cond = convert_to_tensor(condition, name="condition")
-    check_dtype_in(cond, NUMERIC + (dtypes.bool,), "Where", "condition")
-    return apply_op("Where", [cond], name=name or "Where")
-
-
 def select(condition, x, y, name: Optional[str] = None) -> Tensor:
     """Elementwise ``x if condition else y`` (TF1 shape rule, see :func:`where`)."""
     return branches(condition, x, y, "Select", name)
-
-
-def _check_both_or_neither(x, y) -> None:
-    if (x is None) != (y is None):
-        raise ValueError("x and y must both be non-None or both be None.")
 
 
 def where(condition, x=None, y=None, name: Optional[str] = None) -> Tensor:
     """TF1 ``where``: with only ``condition``, the int64 coordinates of its true elements;
     with ``x`` and ``y``, elementwise selection where x and y have one shape and the
     condition is a scalar, has that shape, or is a vector picking whole rows."""
-    _check_both_or_neither(x, y)
+    check_both_or_neither(x, y)
     if x is None:
-        return _true_coordinates(condition, name)
+        return true_coordinates(condition, name)
     return select(condition, x, y, name=name)
-
-
-def where_v2(condition, x=None, y=None, name: Optional[str] = None) -> Tensor:
-    """Like :func:`where`, but condition, x and y broadcast against each other."""
-    _check_both_or_neither(x, y)
-    if x is None:
-        return _true_coordinates(condition, name)
-    return select_v2(condition, x, y, name=name)
-
-
-# --------------------------------------------------------------------------- range
-def _infer_range(inputs, attrs):
-    start, limit, delta = (constant_value(t) for t in inputs)
-    if start is None or limit is None or delta is None:
-        return [(inputs[0].dtype, TensorShape([None]))]
-    if delta == 0:
-        raise ValueError("range requires delta != 0")
-    count = builtins.max(0, int(np.ceil((limit - start) / delta)))
-    return [(inputs[0].dtype, TensorShape([count]))]
-
-
-def _range_kernel(start, limit, delta):
-    return np.arange(start, limit, delta, dtype=start.dtype)
-
-
-define_op("Range", infer=_infer_range, kernel=_range_kernel)
-
-
-NotDifferentiable("Range")
-
-
-@register_static_value("Range")
-def _range_static(op):
-    if not foldable(op):
-        return None
-    bounds = [constant_value(t) for t in op.inputs]
-    return None if any(b is None for b in bounds) else _range_kernel(*bounds)

@@ -16,10 +16,9 @@ from gradflow.framework.registry import RegisterGradient, define_op, gradient_ne
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.array.sources import identity
 from gradflow.ops.common import NUMERIC, apply_op, binary_operands, broadcast_shape, check_dtype_in
-from gradflow.ops.math.elementwise import (abs, floormod, greater, less, less_equal, logical_and,
-                                           logical_not, logical_or, logical_xor, negative, pow,
-                                           truediv)
-from gradflow.ops.primitives import (add, conj, floordiv, greater_equal, multiply,
+from gradflow.ops.math.elementwise import (abs, floormod, greater, less, logical_and, logical_not,
+                                           logical_or, logical_xor, negative, pow, truediv)
+from gradflow.ops.primitives import (add, conj, floordiv, greater_equal, less_equal, multiply,
                                      reduce_to_shape_of, subtract)
 
 

@@ -12,16 +12,17 @@ from gradflow.framework.constant import constant, convert_to_tensor
 from gradflow.framework.graph import Tensor, name_scope
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
-from gradflow.ops.array.shapes import invert_permutation, shape_of_input, size, transpose
-from gradflow.ops.array.sources import ones_like, stop_gradient, zeros_like
+from gradflow.ops.array.shapes import invert_permutation, size, transpose
+from gradflow.ops.array.sources import ones_like, stop_gradient
 from gradflow.ops.common import (FLOATING, NUMERIC, REAL_NUMERIC, apply_op, as_tensor,
                                  check_dtype_in, static_axes, static_ints)
-from gradflow.ops.math.elementwise import (div_no_nan, equal, exp, is_finite, less, less_equal,
-                                           lgamma, log, logical_and, not_equal, real, real_grad,
-                                           sqrt, square, truediv, where_v2)
+from gradflow.ops.math.elementwise import (div_no_nan, equal, exp, is_finite, less, lgamma, log,
+                                           logical_and, not_equal, real, real_grad, sqrt, square,
+                                           truediv)
 from gradflow.ops.primitives import (INDEX, accumulator, add, broadcast_reduction_grad, cast, conj,
-                                     keep_reduced_dims, reduce_sum, reduction, reduction_args,
-                                     reshape, shape)
+                                     keep_reduced_dims, less_equal, reduce_sum, reduction,
+                                     reduction_args, reshape, shape, shape_of_input, where_v2,
+                                     zeros_like)
 
 
 def _prod(x, axes, keepdims):
@@ -58,19 +59,6 @@ def _euclidean_norm(x, axes, keepdims):
     magnitude = np.abs(x) if x.dtype.kind in "fc" else np.abs(x.astype(np.float64))
     # hypot rescales as it goes: no overflow for huge entries, no underflow for tiny ones
     return np.hypot.reduce(magnitude, axis=axes, keepdims=keepdims)
-
-
-def _reduced_shape_kernel(input_shape, axes):
-    out = np.array(input_shape, copy=True)
-    out[np.asarray(axes, dtype=np.int64).reshape(-1) % builtins.max(len(out), 1)] = 1
-    return out
-
-
-define_op("ReducedShape", infer=lambda inputs, attrs: [(inputs[0].dtype, inputs[0].shape)],
-          kernel=_reduced_shape_kernel)
-
-
-NotDifferentiable("ReducedShape")
 
 
 def _mean_grad(op, grad):
