@@ -2,8 +2,8 @@
 
 Gather-like ops produce these so that a gradient touching a few rows of a large table
 never materialises the table. Converting to a dense tensor sums rows that repeat; as
-both build ops, ``ops/array.py`` registers that conversion and ``ops/math.py`` installs
-the unary minus.
+both build ops, ``ops/array/indexing.py`` registers that conversion (beside
+``unsorted_segment_sum``) and ``ops/math/products.py`` installs the unary minus.
 """
 from __future__ import annotations
 
