@@ -1,6 +1,7 @@
-"""Primitives both the array and the math ops' gradient rules use: shape queries, reshape,
-broadcasting, cast, range, the basic binary ops and reduce_sum, and the helpers the array
-ops share (static ints and shapes, dtype and rank checks, constant folding).
+"""Primitives both the array and the math ops' gradient rules use: shape, rank, reshape,
+fill and zeros, stack and unstack, broadcasting, cast, conj, range, the basic binary ops,
+select, reduce_sum and reduce_to_shape_of; and the helpers the array ops share (static
+ints and shapes, dtype and rank checks, constant folding).
 
 They sit below ``ops/array/`` and ``ops/math/`` so that neither family imports the other
 back: array gradients need ``reduce_sum`` and ``cast``, math gradients need ``reshape``
@@ -480,9 +481,6 @@ def index_tuple(begin, end, strides, masks: dict) -> tuple:
                                         None if masks["end_mask"] & bit else bound(e),
                                         bound(s)))
     return tuple(index)
-
-
-
 
 
 COMPLEX = (dtypes.complex64, dtypes.complex128)

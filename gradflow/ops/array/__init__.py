@@ -32,6 +32,7 @@ from gradflow.ops.array.slicing import (boolean_mask, pad, reverse, reverse_v2, 
 from gradflow.ops.array.sources import (identity, identity_n, ones, ones_like, placeholder,
                                         placeholder_with_default, prevent_gradient, stop_gradient)
 
+
 __all__ = [
     "placeholder", "placeholder_with_default", "identity", "identity_n", "stop_gradient",
     "prevent_gradient", "fill", "zeros", "ones", "zeros_like", "ones_like", "shape", "shape_n",

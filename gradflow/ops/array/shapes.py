@@ -1,5 +1,4 @@
-"""Shape ops: size and rank queries, squeeze and expand_dims, transposes, broadcasting.
-"""
+"""Shape ops: shape_n and size, expand_dims and squeeze, transpose and invert_permutation."""
 from __future__ import annotations
 
 from typing import Optional

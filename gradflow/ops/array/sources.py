@@ -1,5 +1,4 @@
-"""Array sources: placeholders, identities and filled tensors (zeros, ones, fill).
-"""
+"""Array sources: placeholders, identities, stop_gradient, ones and ones_like."""
 from __future__ import annotations
 
 from typing import Optional

@@ -42,6 +42,7 @@ from gradflow.ops.math.reductions import (argmax, argmin, argsort, count_nonzero
                                           reduce_variance as reduce_variance, sort,
                                           zero_fraction as zero_fraction)
 
+
 __all__ = [
     "cast", "to_float", "to_double", "to_int32", "to_int64", "negative", "square", "sqrt", "rsqrt",
     "reciprocal", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "asin", "acos", "atan",

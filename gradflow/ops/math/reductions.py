@@ -1,5 +1,4 @@
-"""Reductions (reduce_*), argmax/argmin, scans (cumsum, cumprod) and sorting.
-"""
+"""Reductions (reduce_*), argmax/argmin, scans (cumsum, cumprod) and sorting."""
 from __future__ import annotations
 
 import builtins

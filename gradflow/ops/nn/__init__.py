@@ -39,4 +39,5 @@ from gradflow.ops.nn.normalization import (batch_normalization as batch_normaliz
 from gradflow.ops.nn.pooling import (avg_pool as avg_pool, avg_pool2d as avg_pool2d,
                                      max_pool as max_pool, max_pool2d as max_pool2d)
 
+
 __all__: list[str] = []

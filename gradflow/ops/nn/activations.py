@@ -1,5 +1,4 @@
-"""Activations: relu and its relatives, softmax and log_softmax, bias_add.
-"""
+"""Activations: relu and its relatives, softmax and log_softmax, bias_add."""
 from __future__ import annotations
 
 from typing import Callable, Optional

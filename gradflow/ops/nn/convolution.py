@@ -1,5 +1,4 @@
-"""Sliding-window geometry and convolutions (im2col: one matrix product per convolution).
-"""
+"""Sliding-window geometry and convolutions (im2col: one matrix product per convolution)."""
 from __future__ import annotations
 
 from typing import Callable, NamedTuple, Optional, Sequence

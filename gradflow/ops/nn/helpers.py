@@ -1,7 +1,5 @@
-"""Helpers shared by the neural-network ops: rank and dtype checks, attribute copies.
-"""
+"""Helpers shared by the neural-network ops: rank and dtype checks, attribute copies."""
 from __future__ import annotations
-
 
 import numpy as np
 
@@ -9,10 +7,6 @@ from gradflow.framework import dtypes
 from gradflow.framework.constant import constant, convert_to_tensor
 from gradflow.framework.graph import Operation, Tensor
 from gradflow.ops.common import FLOATING, check_dtype_in
-
-
-
-
 
 
 INDEX_TYPES = (dtypes.int32, dtypes.int64)

@@ -1,5 +1,4 @@
-"""Embedding lookup and top_k.
-"""
+"""Embedding lookup and top_k."""
 from __future__ import annotations
 
 from typing import NamedTuple, Optional

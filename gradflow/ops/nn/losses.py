@@ -1,5 +1,4 @@
-"""Cross entropies and other losses.
-"""
+"""Cross entropies and other losses."""
 from __future__ import annotations
 
 from typing import Optional

@@ -1,9 +1,7 @@
-"""Normalisation (moments, batch normalisation, l2_normalize) and dropout.
-"""
+"""Normalisation (moments, batch normalisation, l2_normalize) and dropout."""
 from __future__ import annotations
 
 from typing import Optional
-
 
 from gradflow.framework import dtypes
 from gradflow.framework.constant import constant, convert_to_tensor

@@ -1,5 +1,4 @@
-"""Pooling: max and average pooling and their gradients.
-"""
+"""Pooling: max and average pooling and their gradients."""
 from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
