@@ -8,6 +8,10 @@ from gradflow.train.adam import AdamOptimizer
 from gradflow.train.training_util import (
     assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
     global_step)
+from gradflow.train.learning_rate_decay import (
+    cosine_decay, cosine_decay_restarts, exponential_decay, inverse_time_decay,
+    linear_cosine_decay, natural_exp_decay, noisy_linear_cosine_decay, piecewise_constant,
+    piecewise_constant_decay, polynomial_decay)
 from gradflow.train.saver import (
     CheckpointState, Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint)
 
@@ -16,4 +20,7 @@ __all__ = [
     "RMSPropOptimizer", "AdamOptimizer", "assert_global_step", "create_global_step",
     "get_global_step", "get_or_create_global_step", "global_step", "CheckpointState", "Saver",
     "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint",
+    "exponential_decay", "inverse_time_decay", "natural_exp_decay", "polynomial_decay",
+    "piecewise_constant", "piecewise_constant_decay", "cosine_decay", "cosine_decay_restarts",
+    "linear_cosine_decay", "noisy_linear_cosine_decay",
 ]
