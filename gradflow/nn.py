@@ -8,3 +8,6 @@ from gradflow.ops.nn import (  # noqa: F401
     softmax_cross_entropy_with_logits, softmax_cross_entropy_with_logits_v2,
     sparse_softmax_cross_entropy_with_logits, swish, top_k, weighted_cross_entropy_with_logits,
     xw_plus_b)
+from gradflow.ops.nn_more import (  # noqa: F401
+    avg_pool1d, avg_pool3d, conv3d, conv3d_backprop_filter_v2, conv3d_transpose, max_pool1d,
+    max_pool3d, pool, separable_conv2d)
