@@ -12,7 +12,7 @@ import contextlib
 import gc
 import re
 import threading
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from gradflow.framework import dtypes as _dtypes
 from gradflow.framework.registry import get_op_def
@@ -609,6 +609,16 @@ class Graph:
                 entry()
         for op in self.operations_since(first_new_id)[::-1]:
             self._unlink(op)
+
+    def on_rollback(self, undo: Callable[[], None]) -> None:
+        """Runs ``undo`` if the enclosing ``atomic()`` block raises; outside one, nothing.
+
+        The hook for state kept beside the graph (the TF1 variable store, its scope
+        counts) that must roll back with the ops and names it describes.
+        """
+        with self._lock:
+            if self._undo_log is not None:
+                self._undo_log.append(undo)
 
     def finalize(self) -> None:
         """Makes the graph read-only: creating an op afterwards raises RuntimeError."""
