@@ -5,6 +5,11 @@ from gradflow.train.momentum import MomentumOptimizer
 from gradflow.train.adagrad import AdagradOptimizer
 from gradflow.train.rmsprop import RMSPropOptimizer
 from gradflow.train.adam import AdamOptimizer
+from gradflow.train.adadelta import AdadeltaOptimizer
+from gradflow.train.adagrad_da import AdagradDAOptimizer
+from gradflow.train.ftrl import FtrlOptimizer
+from gradflow.train.proximal_adagrad import ProximalAdagradOptimizer
+from gradflow.train.proximal_gradient_descent import ProximalGradientDescentOptimizer
 from gradflow.train.training_util import (
     assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
     global_step)
@@ -17,7 +22,9 @@ from gradflow.train.saver import (
 
 __all__ = [
     "Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
-    "RMSPropOptimizer", "AdamOptimizer", "assert_global_step", "create_global_step",
+    "RMSPropOptimizer", "AdamOptimizer", "AdadeltaOptimizer", "AdagradDAOptimizer",
+    "FtrlOptimizer", "ProximalAdagradOptimizer", "ProximalGradientDescentOptimizer",
+    "assert_global_step", "create_global_step",
     "get_global_step", "get_or_create_global_step", "global_step", "CheckpointState", "Saver",
     "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint",
     "exponential_decay", "inverse_time_decay", "natural_exp_decay", "polynomial_decay",

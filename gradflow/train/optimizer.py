@@ -43,7 +43,9 @@ class Optimizer:
         self._name = name
         self._hyper: dict[str, object] = {}
         self._hyper_tensors: dict[str, Tensor] = {}
+        self._hyper_names: dict[str, str] = {}  # op names of hyperparameters, if not keys
         self._slot_fill: dict[str, float] = {}
+        self._slot_op_names: dict[str, str] = {}  # slot variable names, if not self._name
         self._slots: dict[str, dict[Operation, Variable]] = {}
         self._non_slots: dict[tuple[str, Graph], Variable] = {}
 
@@ -152,12 +154,13 @@ class Optimizer:
         for var in var_list:
             for slot_name in UPDATE_RULES[self._rule].slots:
                 self._filled_slot(var, self._slot_fill.get(slot_name, 0.0), slot_name,
-                                  self._name)
+                                  self._slot_op_names.get(slot_name, self._name))
 
     def _prepare(self) -> None:
         """Converts the hyperparameters (values, tensors or callables) to tensors."""
         self._hyper_tensors = {
-            key: convert_to_tensor(value() if callable(value) else value, name=key)
+            key: convert_to_tensor(value() if callable(value) else value,
+                                   name=self._hyper_names.get(key, key))
             for key, value in self._hyper.items()}
 
     def _apply_dense(self, grad: Tensor, var: Variable):
