@@ -12,12 +12,13 @@ The store's bookkeeping rolls back with the graph: a call that fails inside
 """
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import inspect
 import threading
 import weakref
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from gradflow.framework import dtypes
 from gradflow.framework.constant import convert_to_tensor
@@ -283,8 +284,8 @@ class VariableScope:
             if dtype is not None and initializer is not None and not callable(initializer):
                 init_dtype = convert_to_tensor(initializer).dtype.base_dtype
                 if init_dtype is not dtypes.as_dtype(dtype).base_dtype:
-                    raise ValueError(f"Initializer type '{init_dtype!r}' and explicit dtype "
-                                     f"'{dtypes.as_dtype(dtype)!r}' don't match.")
+                    raise ValueError(f"Initializer type '{_dtype_repr(init_dtype)}' and "
+                                     f"explicit dtype '{_dtype_repr(dtype)}' don't match.")
             return _get_from_store(
                 store, full_name, shape=shape,
                 dtype=self._dtype if dtype is None else dtype,
@@ -298,6 +299,11 @@ class VariableScope:
 
     def __repr__(self) -> str:
         return f"<VariableScope name={self._name!r} reuse={self._reuse!r}>"
+
+
+def _dtype_repr(dtype) -> str:
+    """A dtype as TF's messages print it: ``<dtype: 'float32'>``."""
+    return f"<dtype: '{dtypes.as_dtype(dtype).name}'>"
 
 
 def _refuse_partitioner(partitioner) -> None:
@@ -400,7 +406,8 @@ def _initial_value(name: str, shape, dtype: dtypes.DType, initializer, from_valu
         elif dtype.is_integer or dtype.is_unsigned or dtype.is_bool or dtype is dtypes.string:
             initializer = zeros_initializer()
         else:
-            raise ValueError(f"An initializer for variable {name} of {dtype!r} is required")
+            raise ValueError(f"An initializer for variable {name} of {_dtype_repr(dtype)} is "
+                             "required")
     if inspect.isclass(initializer):
         initializer = initializer()
     if shape.is_fully_defined():
@@ -595,6 +602,23 @@ class variable_scope:  # noqa: N801 - TF1's name for a context manager class
         scope = pure.enter()
         self._exits.append(lambda *exc: pure.exit())
         return scope
+
+
+@contextlib.contextmanager
+def pure_variable_scope(name_or_scope, custom_getter=None) -> Iterator[VariableScope]:
+    """Switches the current variable scope without opening a name scope; its
+    ``original_name_scope`` is the bare name (what ``make_template`` scopes start with)."""
+    pure = _PureScope(_store(), name_or_scope, None, {"custom_getter": custom_getter}, None)
+    scope = pure.enter()
+    try:
+        yield scope
+    finally:
+        pure.exit()
+
+
+def unique_variable_scope_name(prefix: str) -> str:
+    """``prefix`` made unique among the variable scopes opened in the current scope."""
+    return _store().unique_scope_name(prefix)
 
 
 def variable_op_scope(values, name_or_scope, default_name: Optional[str] = None,
