@@ -17,6 +17,7 @@ from gradflow.train.learning_rate_decay import (
     cosine_decay, cosine_decay_restarts, exponential_decay, inverse_time_decay,
     linear_cosine_decay, natural_exp_decay, noisy_linear_cosine_decay, piecewise_constant,
     piecewise_constant_decay, polynomial_decay)
+from gradflow.train.moving_averages import ExponentialMovingAverage
 from gradflow.train.saver import (
     CheckpointState, Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint)
 
@@ -29,5 +30,5 @@ __all__ = [
     "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint",
     "exponential_decay", "inverse_time_decay", "natural_exp_decay", "polynomial_decay",
     "piecewise_constant", "piecewise_constant_decay", "cosine_decay", "cosine_decay_restarts",
-    "linear_cosine_decay", "noisy_linear_cosine_decay",
+    "linear_cosine_decay", "noisy_linear_cosine_decay", "ExponentialMovingAverage",
 ]
