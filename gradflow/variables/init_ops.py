@@ -136,6 +136,7 @@ class Constant(Initializer):
         dtype = self.dtype if dtype is None else dtypes.as_dtype(dtype)
         verify_shape = self._verify_shape if verify_shape is None else verify_shape
         dims = tuple(_dims(shape))
+        _check_python_values(self.value, dtype)
         values = np.asarray(self.value, dtype=dtype.as_numpy_dtype)
         if verify_shape and values.shape != dims:
             raise TypeError(f"Expected Tensor's shape: {dims}, but got {values.shape}.")
@@ -150,6 +151,15 @@ class Constant(Initializer):
 
     def get_config(self) -> dict:
         return {"value": self.value, "dtype": self.dtype.name}
+
+
+def _check_python_values(value, dtype: dtypes.DType) -> None:
+    """TF1 never turns a Python float into an integer or bool tensor, even a whole one."""
+    if not (dtype.is_integer or dtype.is_bool) or isinstance(value, np.ndarray):
+        return
+    for item in np.asarray(value, dtype=object).reshape(-1):
+        if isinstance(item, float):
+            raise TypeError(f"Expected {dtype.name}, but got {item} of type 'float'.")
 
 
 class RandomNormal(Initializer):
@@ -337,10 +347,15 @@ class Orthogonal(Initializer):
         flat = (cols, rows) if rows < cols else (rows, cols)
         sample = random.random_normal(list(flat), dtype=dtype, seed=self.seed)
         q, r = linalg.qr(sample, full_matrices=False)
-        q = q * math_ops.sign(array.matrix_diag_part(r))
-        if rows < cols:
-            q = linalg.matrix_transpose(q)
-        return self.gain * array.reshape(q, dims)
+        q = math_ops.multiply(q, math_ops.sign(array.diag_part(r)), name="mul")
+        graph = get_default_graph()
+        if rows < cols:  # TF1's op names: matrix_transpose/transpose with its perm
+            with graph.name_scope("matrix_transpose"), graph.name_scope("transpose") as scope:
+                q = array.transpose(q, perm=constant([1, 0], name="perm"), name=scope)
+        with graph.name_scope("Reshape") as scope:
+            q = array.reshape(q, constant(np.asarray(dims, dtype=np.int32), name="shape"),
+                              name=scope)
+        return _times_gain(self.gain, q)
 
     def get_config(self) -> dict:
         return {"gain": self.gain, "seed": self.seed, "dtype": self.dtype.name}
@@ -360,10 +375,23 @@ class Identity(Initializer):
         if len(dims) != 2:
             raise ValueError("The tensor to initialize, specified by argument `shape` must "
                              f"be at least two-dimensional. Received shape={dims}")
-        return self.gain * array.eye(dims[0], dims[1], dtype=dtype)
+        with get_default_graph().name_scope("eye"):
+            diagonal = constant(1, dtype=dtype, shape=[min(dims)], name="ones")
+            zeros = constant(0, dtype=dtype, shape=dims, name="zeros")
+            with get_default_graph().name_scope("set_diag") as scope:
+                eye = array.matrix_set_diag(zeros, diagonal, k=constant(0, name="k"),
+                                            name=scope)
+        return _times_gain(self.gain, eye)
 
     def get_config(self) -> dict:
         return {"gain": self.gain, "dtype": self.dtype.name}
+
+
+def _times_gain(gain, value: Tensor) -> Tensor:
+    """``gain * value`` named as TF1 names it (``mul`` with the constant ``mul/x``)."""
+    with get_default_graph().name_scope("mul") as scope:
+        factor = constant(gain, dtype=value.dtype, name="x")
+        return math_ops.multiply(factor, value, name=scope)
 
 
 # TF1's lower-case class aliases.

@@ -240,8 +240,7 @@ class VariableScope:
         self._partitioner = partitioner
 
     def set_custom_getter(self, custom_getter) -> None:
-        if custom_getter is not None and not callable(custom_getter):
-            raise ValueError(f"Passed a custom_getter which is not callable: {custom_getter}")
+        """Sets the getter ``get_variable`` runs through (checked when it is used, as TF1)."""
         self._custom_getter = custom_getter
 
     def get_collection(self, name: str) -> list:
@@ -366,7 +365,7 @@ def _true_getter(store: _Store, name: str, shape=None, dtype=dtypes.float32,
     shape = as_shape(shape)
     found = store.variables.get(name)
     if found is not None:
-        if reuse is False or reuse is None:
+        if reuse is False:  # a scope's None means "inherit", and the root scope says False
             raise ValueError(f"Variable {name} already exists, disallowed. Did you mean to "
                              "set reuse=True or reuse=tf.AUTO_REUSE in VarScope?")
         if not shape.is_compatible_with(found.shape):
@@ -380,6 +379,9 @@ def _true_getter(store: _Store, name: str, shape=None, dtype=dtypes.float32,
         raise ValueError(f"Variable {name} does not exist, or was not created with "
                          "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in "
                          "VarScope?")
+    if initializer is None and shape.ndims is None:
+        raise ValueError(f"Variable {name} did not get an initializer, so its `shape` "
+                         "argument must be specified.")
     graph = store.graph
     with graph.atomic():
         initial_value, variable_dtype = _initial_value(name, shape, dtype, initializer,
@@ -523,8 +525,6 @@ class variable_scope:  # noqa: N801 - TF1's name for a context manager class
             raise TypeError("The auxiliary_name_scope must be `True` or `False`, while get "
                             f"{auxiliary_name_scope}")
         _refuse_partitioner(partitioner)
-        if custom_getter is not None and not callable(custom_getter):
-            raise ValueError(f"Passed a custom_getter which is not callable: {custom_getter}")
         self._name_or_scope = name_or_scope
         self._default_name = default_name
         self._reuse = reuse
