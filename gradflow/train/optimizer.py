@@ -9,6 +9,7 @@ Custom optimizers may instead override TF1's hooks ``_create_slots``, ``_prepare
 """
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 from typing import Iterator, Optional
 
@@ -277,13 +278,20 @@ def _assert_valid_dtypes(tensors) -> None:
 
 
 def _flatten(values) -> list:
+    """The variables of a ``var_list``: TF1's ``nest.flatten`` (dicts give their values in
+    key order), extended to any iterable (sets in name order, dict views, generators)."""
     flat, stack = [], [values]
     while stack:
         item = stack.pop()
-        if isinstance(item, (list, tuple)):
-            stack.extend(reversed(item))
-        else:
+        if isinstance(item, (Variable, Tensor, str, bytes)) or \
+                not isinstance(item, collections.abc.Iterable):
             flat.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed([item[key] for key in sorted(item)]))
+        elif isinstance(item, (set, frozenset)):
+            stack.extend(sorted(item, key=lambda v: getattr(v, "name", repr(v)), reverse=True))
+        else:
+            stack.extend(reversed(list(item)))
     return flat
 
 
