@@ -114,6 +114,10 @@ class ExponentialMovingAverage:
                                decay: Tensor, zero_debias: bool):
         """``shadow -= (shadow - value) * (1 - decay)``, bias-corrected if asked."""
         with graph.name_scope("AssignMovingAvg") as scope:
+            if isinstance(value, Variable):
+                # A fresh read, ordered after the control dependencies in force (the
+                # usual `with control_dependencies([train_op]): ema.apply(...)`).
+                value = value.read_value()
             rate = cast(1.0 - decay, shadow.dtype)
             if not zero_debias:
                 return assign_sub(shadow, (shadow - value) * rate, name=scope)

@@ -169,3 +169,16 @@ def test_saver_restores_averages_into_the_model(tmp_path):
         with gf.Session() as sess:
             restore.restore(sess, path)
             np.testing.assert_allclose(sess.run(v), [2.0, 4.0])
+
+
+def test_apply_under_control_dependencies_averages_the_updated_value():
+    with gf.Graph().as_default():
+        w = gf.Variable([1.0, 1.0], name="w")
+        train = w.assign([0.5, 0.25])
+        ema = gf.train.ExponentialMovingAverage(0.5)
+        with gf.control_dependencies([train]):
+            apply_op = ema.apply([w])
+        with gf.Session() as sess:
+            sess.run(gf.global_variables_initializer())
+            sess.run(apply_op)
+            np.testing.assert_allclose(sess.run(ema.average(w)), [0.75, 0.625])
