@@ -279,7 +279,7 @@ class VariableScope:
             use_resource = self._use_resource
         full_name = f"{self._name}/{name}" if self._name else name
         graph = store.graph
-        with graph.as_default(), graph.name_scope(None):
+        with graph.as_default(), graph.atomic(), graph.name_scope(None):
             if dtype is not None and initializer is not None and not callable(initializer):
                 init_dtype = convert_to_tensor(initializer).dtype.base_dtype
                 if init_dtype is not dtypes.as_dtype(dtype).base_dtype:
