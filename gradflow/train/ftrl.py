@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from gradflow.framework.constant import constant
+from gradflow.ops import math
 from gradflow.ops.math import maximum
 from gradflow.train.optimizer import Optimizer
 
@@ -49,9 +51,10 @@ class FtrlOptimizer(Optimizer):
         self._slot_op_names = {"accum": accum_name or name, "linear": linear_name or name}
 
     def _prepare(self) -> None:
-        """Adds ``beta / (2 * lr)`` to the l2 strength, as TF1 does."""
-        lr = self._hyper["learning_rate"]
-        lr = lr() if callable(lr) else lr
-        adjusted_l2 = self._l2 + self._hyper["beta"] / (2.0 * maximum(lr, 1e-36))
-        self._hyper = {**self._hyper, "l2": adjusted_l2}
+        """Converts the hyperparameters; the l2 strength used gains ``beta / (2 * lr)``."""
         super()._prepare()
+        lr = self._hyper_tensors["learning_rate"]
+        beta = math.cast(self._hyper_tensors["beta"], lr.dtype)
+        floor = constant(1e-36, dtype=lr.dtype)
+        adjusted = beta / (2.0 * maximum(lr, floor))
+        self._hyper_tensors["l2"] = math.cast(self._l2, adjusted.dtype) + adjusted
