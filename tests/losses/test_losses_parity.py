@@ -105,7 +105,6 @@ def test_collection_helpers_as_tf():
         assert [t.name for t in totals] == helpers["names"]
         with gf.Session() as session:
             np.testing.assert_allclose(session.run(totals), helpers["values"], rtol=1e-6)
-        names = lambda ts: [t.name for t in ts]  # noqa: E731
         assert names(gf.losses.get_losses()) == helpers["get_losses"]
         assert names(gf.losses.get_losses(scope="tower")) == helpers["get_losses_tower"]
         assert names(gf.losses.get_losses(loss_collection="other")) == \
@@ -114,6 +113,10 @@ def test_collection_helpers_as_tf():
             helpers["regularization_losses"]
         assert names(gf.losses.get_regularization_losses(scope="tower")) == \
             helpers["regularization_losses_tower"]
+
+
+def names(tensors):
+    return [t.name for t in tensors]
 
 
 def test_total_loss_of_nothing_raises_as_tf():
