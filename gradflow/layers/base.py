@@ -75,7 +75,7 @@ def _check_input_spec(layer_name: str, spec: InputSpec, x: Tensor) -> None:
             found = dims[int(axis)]
             if size is not None and found is not None and found != size:
                 raise ValueError(f"{where}expected axis {axis} of input shape to have value "
-                                 f"{size}, but received input with shape {dims}")
+                                 f"{size}, but received input with shape {tuple(dims)}")
 
 
 class Layer:

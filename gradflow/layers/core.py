@@ -54,7 +54,7 @@ class Dense(Layer):
                  **kwargs):
         super().__init__(trainable=trainable, name=name,
                          activity_regularizer=activity_regularizer, **kwargs)
-        if int(units) <= 0:
+        if int(units) < 0:
             raise ValueError("Received an invalid value for `units`, expected a positive "
                              f"integer. Received: units={units}")
         self.units = int(units)

@@ -25,7 +25,7 @@ from gradflow.layers.core import static_training, training_tensor
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
 from gradflow.ops.functional import cond
-from gradflow.ops.nn import batch_normalization as nn_batch_normalization, moments
+from gradflow.ops.nn import moments
 from gradflow.ops.state import assign_sub
 from gradflow.variables import ones_initializer, zeros_initializer
 
@@ -94,8 +94,9 @@ class BatchNormalization(Layer):
         axes = [a + ndims if a < 0 else a for a in axes]
         for a in axes:
             if not 0 <= a < ndims:
-                raise ValueError("Invalid axis. Expected 0 <= axis < inputs.rank (with "
-                                 f"inputs.rank={ndims}). Received: layer.axis={self.axis}")
+                raise ValueError("Invalid value for `axis` argument. Expected 0 <= axis < "
+                                 f"inputs.rank (with inputs.rank={ndims}). Received: "
+                                 f"axis={tuple(axes)}")
         if len(set(axes)) != len(axes):
             raise ValueError(f"Duplicate axis: {self.axis}")
         return sorted(axes)
@@ -185,10 +186,9 @@ class BatchNormalization(Layer):
             self.add_update([self._update(self.moving_mean, mean, "AssignMovingAvg"),
                              self._update(self.moving_variance, update_variance,
                                           "AssignMovingAvg_1")])
-        outputs = nn_batch_normalization(x, self._broadcast(mean, ndims),
-                                         self._broadcast(variance, ndims),
-                                         self._broadcast(self.beta, ndims),
-                                         self._broadcast(self.gamma, ndims), epsilon)
+        outputs = _normalize(x, self._broadcast(mean, ndims), self._broadcast(variance, ndims),
+                             self._broadcast(self.beta, ndims),
+                             self._broadcast(self.gamma, ndims), epsilon)
         return outputs if outputs.dtype is inputs.dtype else math_ops.cast(outputs, inputs.dtype)
 
     @staticmethod
@@ -198,6 +198,20 @@ class BatchNormalization(Layer):
         count = math_ops.cast(math_ops.reduce_prod(array.gather(dynamic, reduction)), x.dtype)
         one = constant(1, dtype=x.dtype)
         return count / math_ops.maximum(count - one, one)
+
+
+def _normalize(x: Tensor, mean, variance, offset, scale, epsilon: float) -> Tensor:
+    """(x - mean) / sqrt(variance + epsilon) * scale + offset, as x * inv + (offset - mean *
+    inv) under ``batchnorm/`` with TF's op names (``batchnorm/add_1`` is the output)."""
+    with name_scope("batchnorm"):
+        inv = math_ops.rsqrt(math_ops.add(variance, constant(epsilon, dtype=x.dtype)))
+        if scale is not None:
+            inv = math_ops.multiply(inv, scale)
+        scaled = math_ops.multiply(x, inv)
+        shifted_mean = math_ops.multiply(mean, inv)
+        shift = math_ops.negative(shifted_mean) if offset is None else \
+            math_ops.subtract(offset, shifted_mean)
+        return math_ops.add(scaled, shift)
 
 
 def batch_normalization(inputs, axis=-1, momentum: float = 0.99, epsilon: float = 1e-3,
