@@ -22,8 +22,7 @@ __all__ = ["precision_at_k", "recall_at_k", "precision_at_top_k", "recall_at_top
 
 
 def _at_k_name(name: str, k: Optional[int], class_id: Optional[int]) -> str:
-    if k is not None:
-        name = f"{name}_at_{k}"
+    name = f"{name}_at_{'k' if k is None else k}"
     if class_id is not None:
         name = f"{name}_class{class_id}"
     return name
