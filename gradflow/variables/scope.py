@@ -502,14 +502,9 @@ class _PureScope:
         scopes.current = self._old
 
 
-class variable_scope:  # noqa: N801 - TF1's name for a context manager class
-    """TF1's ``tf.variable_scope``: a variable scope, and a name scope for the ops inside.
-
-    ``name_or_scope`` is a name (opened inside the current scope) or a ``VariableScope``
-    (re-entered whole, keeping its ``original_name_scope``); with neither,
-    ``default_name`` is made unique among the scopes opened here. ``reuse`` True or
-    ``AUTO_REUSE`` is inherited by inner scopes; False or None inherits the outer mode.
-    """
+class VariableScopeContext:
+    """What ``variable_scope(...)`` returns: a context manager entering the scope (and
+    its name scope) each time it is used; entered again, it opens a new name scope."""
 
     def __init__(self, name_or_scope, default_name: Optional[str] = None, values=None,
                  initializer=None, regularizer=None, caching_device=None, partitioner=None,
@@ -621,10 +616,29 @@ def unique_variable_scope_name(prefix: str) -> str:
     return _store().unique_scope_name(prefix)
 
 
+def variable_scope(name_or_scope, default_name: Optional[str] = None, values=None,
+                   initializer=None, regularizer=None, caching_device=None, partitioner=None,
+                   custom_getter=None, reuse=None, dtype=None, use_resource=None,
+                   constraint=None, auxiliary_name_scope: bool = True) -> VariableScopeContext:
+    """TF1's ``tf.variable_scope``: a variable scope, and a name scope for the ops inside.
+
+    ``name_or_scope`` is a name (opened inside the current scope) or a ``VariableScope``
+    (re-entered whole, keeping its ``original_name_scope``); with neither,
+    ``default_name`` is made unique among the scopes opened here. ``reuse`` True or
+    ``AUTO_REUSE`` is inherited by inner scopes; False or None inherits the outer mode.
+    ``initializer``, ``regularizer``, ``dtype``, ``custom_getter`` (chained inside the
+    outer one), ``caching_device`` and ``use_resource`` become the defaults of
+    ``get_variable`` here and in inner scopes; ``constraint`` only here, as in TF1.
+    """
+    return VariableScopeContext(name_or_scope, default_name, values, initializer, regularizer,
+                                caching_device, partitioner, custom_getter, reuse, dtype,
+                                use_resource, constraint, auxiliary_name_scope)
+
+
 def variable_op_scope(values, name_or_scope, default_name: Optional[str] = None,
                       initializer=None, regularizer=None, caching_device=None,
                       partitioner=None, custom_getter=None, reuse=None, dtype=None,
-                      use_resource=None, constraint=None) -> variable_scope:
+                      use_resource=None, constraint=None) -> VariableScopeContext:
     """TF1's deprecated ``variable_op_scope``: ``variable_scope`` with ``values`` first."""
     return variable_scope(name_or_scope, default_name=default_name, values=values,
                           initializer=initializer, regularizer=regularizer,

@@ -39,7 +39,7 @@ class Recorder:
         """Notes ``[type name, first line of message]`` of what ``call()`` raises."""
         try:
             call()
-        except Exception as error:  # noqa: BLE001 - any error is what is recorded
+        except Exception as error:
             self.notes[key] = [type(error).__name__, first_line(error)]
         else:
             self.notes[key] = None
