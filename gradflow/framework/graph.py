@@ -331,6 +331,7 @@ class Graph:
         self._functions: dict[str, Any] = {}
         self._control_edge_version = 0
         self.seed: Optional[int] = None  # graph-level random seed (gf.set_random_seed)
+        self._extensions: dict[str, Any] = {}  # see extension()
         self.outer_graph: Optional[Graph] = None
 
     # ----------------------------------------------------------------- basic queries
@@ -609,6 +610,18 @@ class Graph:
                 entry()
         for op in self.operations_since(first_new_id)[::-1]:
             self._unlink(op)
+
+    def extension(self, key: str, factory: Callable[[], Any]) -> Any:
+        """The object ``key`` names on this graph, made by ``factory()`` on first use.
+
+        Where the API floor keeps per-graph state (the TF1 variable store) that lives
+        and dies with the graph; not a collection, so no collection listing shows it.
+        """
+        with self._lock:
+            value = self._extensions.get(key)
+            if value is None:
+                value = self._extensions[key] = factory()
+            return value
 
     def on_rollback(self, undo: Callable[[], None]) -> None:
         """Runs ``undo`` if the enclosing ``atomic()`` block raises; outside one, nothing.

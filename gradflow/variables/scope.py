@@ -17,7 +17,6 @@ import enum
 import functools
 import inspect
 import threading
-import weakref
 from typing import Any, Callable, Iterator, Optional
 
 from gradflow.framework import dtypes
@@ -115,10 +114,6 @@ class _Store:
         return f"{prefix}_{index}"
 
 
-_stores: "weakref.WeakKeyDictionary[Graph, _Store]" = weakref.WeakKeyDictionary()
-_stores_lock = threading.Lock()
-
-
 def _outermost(graph: Graph) -> Graph:
     """The graph variables are made in: the outermost one (TF1's init_scope)."""
     while graph.outer_graph is not None:
@@ -127,12 +122,9 @@ def _outermost(graph: Graph) -> Graph:
 
 
 def _store(graph: Optional[Graph] = None) -> _Store:
+    """The variable store of ``graph`` (default: the default graph), made on first use."""
     graph = _outermost(graph or get_default_graph())
-    store = _stores.get(graph)
-    if store is None:
-        with _stores_lock:
-            store = _stores.setdefault(graph, _Store(graph))
-    return store
+    return graph.extension("variable_store", lambda: _Store(graph))
 
 
 # -------------------------------------------------------------------- VariableScope
