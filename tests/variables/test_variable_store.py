@@ -1,7 +1,9 @@
 """The variable store's own guarantees: atomic failure, gradients, graphs, threads, and
 the TF1 arguments gradflow refuses (``partitioner``) or accepts as one kind
 (``use_resource``)."""
+import gc
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -256,3 +258,14 @@ def test_get_variable_accepts_synchronization_arguments(graph):
     with pytest.raises(ValueError, match="ON_READ"):
         gf.get_variable("t", [1], trainable=True,
                         synchronization=gf.VariableSynchronization.ON_READ)
+
+
+def test_store_does_not_keep_its_graph_alive():
+    g = gf.Graph()
+    with g.as_default():
+        with gf.variable_scope("a"):
+            gf.get_variable("v", [2])
+    ref = weakref.ref(g)
+    del g
+    gc.collect()
+    assert ref() is None
