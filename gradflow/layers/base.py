@@ -175,7 +175,8 @@ class Layer:
                 getattr(synchronization, "name", "AUTO") not in ("AUTO", "ON_WRITE"):
             raise ValueError(f"add_weight: synchronization={synchronization!r} is not "
                              "supported")
-        trainable = True if trainable is None else bool(trainable)
+        # as in TF1, a non-trainable layer makes non-trainable variables
+        trainable = (True if trainable is None else bool(trainable)) and self.trainable
         dtype = dtypes.as_dtype(dtype or self._dtype or dtypes.float32)
         graph = get_default_graph()
         existing = set(graph.get_collection(GraphKeys.GLOBAL_VARIABLES)) | \
