@@ -23,8 +23,7 @@ from gradflow.framework.graph import Operation, Tensor, name_scope
 from gradflow.framework.registry import RegisterGradient, define_op, gradient_needed
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
-from gradflow.ops.common import FLOATING, REAL_NUMERIC, apply_op, as_tensor, check_dtype_in, \
-    static_ints
+from gradflow.ops.common import FLOATING, apply_op, as_tensor, check_dtype_in, static_ints
 from gradflow.ops.nn import avg_pool, conv2d, depthwise_conv2d, max_pool
 
 __all__ = ["conv3d", "conv3d_backprop_filter_v2", "conv3d_transpose", "max_pool3d",
