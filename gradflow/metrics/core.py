@@ -19,7 +19,7 @@ from gradflow.losses.weights import (broadcast_weights, remove_squeezable_dimens
 from gradflow.ops import array, math, state
 
 __all__ = ["metric_variable", "mean", "mean_tensor", "accuracy", "mean_absolute_error",
-           "mean_squared_error", "root_mean_squared_error", "mean_relative_error",
+           "mean_squared_error", "root_mean_squared_error", "mean_cosine_distance", "mean_relative_error",
            "percentage_below", "true_positives", "false_positives", "true_negatives",
            "false_negatives", "precision", "recall", "mean_iou", "mean_per_class_accuracy"]
 
@@ -166,6 +166,23 @@ def root_mean_squared_error(labels, predictions, weights=None,
                                    labels, predictions, weights, None, None, name)
         return collect(math.sqrt(mse), math.sqrt(update_mse), metrics_collections,
                        updates_collections)
+
+
+def mean_cosine_distance(labels, predictions, dim: int, weights=None,
+                         metrics_collections: Collections = None,
+                         updates_collections: Collections = None,
+                         name: Optional[str] = None) -> tuple:
+    """1 - the running mean of sum(labels * predictions, dim) (unit-normalised inputs)."""
+    graph = get_default_graph()
+    with graph.atomic():
+        predictions, labels, weights = squeezed(predictions, labels, weights)
+        products = math.reduce_sum(math.multiply(predictions, labels), axis=[dim],
+                                   keepdims=True)
+        with name_scope(name, "mean_cosine_distance", (products, weights)):
+            mean_products, update = _mean(products, weights, None, None)
+        return collect(math.subtract(1.0, mean_products, name="Sub"),
+                       math.subtract(1.0, update, name="Sub"),
+                       metrics_collections, updates_collections)
 
 
 def mean_relative_error(labels, predictions, normalizer, weights=None,

@@ -14,11 +14,13 @@ from typing import Optional
 from gradflow.framework import dtypes
 from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.graph import Tensor, get_default_graph, name_scope
-from gradflow.losses.weights import assert_broadcastable
+from gradflow.losses.weights import assert_broadcastable, broadcast_weights
 from gradflow.metrics.core import Collections, collect, metric_variable
 from gradflow.ops import array, math, nn, state
 
-__all__ = ["precision_at_k", "recall_at_k", "precision_at_top_k", "recall_at_top_k"]
+__all__ = ["precision_at_k", "recall_at_k", "precision_at_top_k", "recall_at_top_k",
+           "sparse_precision_at_k", "average_precision_at_k",
+           "sparse_average_precision_at_k"]
 
 
 def _at_k_name(name: str, k: Optional[int], class_id: Optional[int]) -> str:
@@ -156,3 +158,74 @@ def recall_at_top_k(labels, predictions_idx, k: Optional[int] = None,
                                     (predictions_idx, labels, weights)) as scope:
         return _at_top_k("recall", labels, predictions_idx, k, class_id, weights,
                          metrics_collections, updates_collections, scope)
+
+
+# TF1's deprecated name of ``precision_at_k``.
+sparse_precision_at_k = precision_at_k
+
+
+def _average_precision(labels, predictions_idx: Tensor) -> Tensor:
+    """Per example: the mean over relevant ranks j of precision@j, divided by
+    min(k, number of non-negative labels) (TF1's average precision at k)."""
+    graph = get_default_graph()
+    with graph.name_scope("average_precision") as scope:
+        predictions_idx = math.cast(predictions_idx, dtypes.int64, name="predictions_idx")
+        if predictions_idx.shape.ndims == 0:
+            raise ValueError("The rank of predictions_idx must be at least 1.")
+        k = predictions_idx.shape.as_list()[-1] if predictions_idx.shape.ndims else None
+        if k is None:
+            raise ValueError("The last dimension of predictions_idx must be set. Currently, "
+                             "it is None.")
+        labels = _expanded_labels(labels, predictions_idx)
+        relevant = _as_float64(_member(predictions_idx, labels))
+        hits = math.cumsum(relevant, axis=-1, name="tp_per_k")
+        ranks = math.cumsum(array.ones_like(relevant), axis=-1, name="retrieved_per_k")
+        precisions = math.divide(hits, ranks, name="precision_per_k")
+        total = math.reduce_sum(math.multiply(precisions, relevant,
+                                              name="relevant_precision_per_k"),
+                                axis=(-1,), name="precision_sum")
+        with graph.name_scope("num_relevant") as relevant_scope:
+            labelled = math.reduce_sum(_as_float64(math.greater_equal(labels, 0)), axis=-1)
+            num_relevant = math.minimum(labelled, float(k), name=relevant_scope)
+        return math.divide(total, num_relevant, name=scope)
+
+
+def average_precision_at_k(labels, predictions, k: int, weights=None,
+                           metrics_collections: Collections = None,
+                           updates_collections: Collections = None,
+                           name: Optional[str] = None) -> tuple:
+    """The running mean (weighted by example) of the average precision of the top ``k``
+    classes of ``predictions`` against ``labels`` (float64)."""
+    if k < 1:
+        raise ValueError(f"Invalid k={k}. `k` should be >= 1.")
+    graph = get_default_graph()
+    with graph.atomic(), name_scope(name, _at_k_name("average_precision", k, None),
+                                    (predictions, labels, weights)) as scope:
+        predictions = convert_to_tensor(predictions)
+        labels = math.cast(convert_to_tensor(labels), dtypes.int64)
+        # label ids past the last class are no class at all (-1), as in TF1
+        num_classes = math.cast(array.shape(predictions)[-1], dtypes.int64)
+        too_large = math.greater_equal(labels, num_classes)
+        labels = math.select(math.greater_equal(math.reduce_max(labels), num_classes),
+                             math.select(too_large, -array.ones_like(labels), labels), labels)
+        _, top_k_idx = nn.top_k(predictions, k)
+        average = _average_precision(labels, top_k_idx)
+        if weights is not None:
+            weights = broadcast_weights(math.cast(weights, dtypes.float64), average)
+            average = math.multiply(average, weights)
+        with graph.name_scope("max") as max_scope:
+            max_variable = metric_variable([], dtypes.float64, name=max_scope)
+            batch_max = math.cast(array.size(average, name="batch_max"), dtypes.float64) \
+                if weights is None else math.reduce_sum(weights, name="batch_max")
+            max_update = state.assign_add(max_variable, batch_max, name="update")
+        with graph.name_scope("total") as total_scope:
+            total_variable = metric_variable([], dtypes.float64, name=total_scope)
+            batch_total = math.reduce_sum(average, name="batch_total")
+            total_update = state.assign_add(total_variable, batch_total, name="update")
+        value = math.div_no_nan(total_variable, max_variable, name="mean")
+        update = math.div_no_nan(total_update, max_update, name=scope)
+        return collect(value, update, metrics_collections, updates_collections)
+
+
+# TF1's deprecated name of ``average_precision_at_k``.
+sparse_average_precision_at_k = average_precision_at_k

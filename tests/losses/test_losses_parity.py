@@ -1,4 +1,6 @@
 """gf.losses against TF 2.21's tf.compat.v1.losses (fixtures from make_losses.py)."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -124,3 +126,12 @@ def test_total_loss_of_nothing_raises_as_tf():
     with gf.Graph().as_default(), pytest.raises(ValueError, match="at least one Tensor"):
         gf.losses.get_total_loss()
     assert kind == "ValueError" and "at least one Tensor" in message
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE["signatures"]))
+def test_signature_as_tf(name):
+    """Every tf.compat.v1.losses function exists with TF's parameters and defaults."""
+    params = inspect.signature(getattr(gf.losses, name)).parameters.values()
+    ours = [[p.name, None if p.default is inspect.Parameter.empty else p.default]
+            for p in params]
+    assert ours == FIXTURE["signatures"][name]

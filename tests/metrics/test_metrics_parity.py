@@ -1,5 +1,7 @@
 """gf.metrics against TF 2.21's tf.compat.v1.metrics (fixtures from make_metrics.py):
 names, variables and collections, and values over recorded multi-batch streams."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -97,3 +99,12 @@ def test_repeated_and_scoped_metrics_numbered_as_tf():
         tensors.append(gf.metrics.mean(gf.cast(labels, gf.float32), name="m"))
         assert [t.name for pair in tensors for t in pair] == twice["tensors"]
         assert [v.name for v in gf.local_variables()] == twice["variables"]
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE["signatures"]))
+def test_signature_as_tf(name):
+    """Every tf.compat.v1.metrics function exists with TF's parameters and defaults."""
+    params = inspect.signature(getattr(gf.metrics, name)).parameters.values()
+    ours = [[p.name, None if p.default is inspect.Parameter.empty else p.default]
+            for p in params]
+    assert ours == FIXTURE["signatures"][name]
