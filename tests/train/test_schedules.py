@@ -83,6 +83,7 @@ def test_piecewise_constant_int32_step_and_float_step():
 def test_noisy_linear_cosine_decay_noise_statistics():
     noisy = FIX["noisy"]
     with gf.Graph().as_default():
+        gf.set_random_seed(7)
         step = gf.placeholder(gf.int64, [], name="step")
         lr = gf.train.noisy_linear_cosine_decay(0.1, step, 100)
         clean = gf.train.linear_cosine_decay(0.1, step, 100)
@@ -90,12 +91,12 @@ def test_noisy_linear_cosine_decay_noise_statistics():
         assert lr.dtype.name == noisy["dtype"] and lr.shape.as_list() == noisy["shape"]
         with gf.Session() as sess:
             for s in ("0", "10", "60"):
-                samples = np.array([sess.run(lr, {step: int(s)}) for _ in range(2000)])
+                samples = np.array([sess.run(lr, {step: int(s)}) for _ in range(800)])
                 # Unbiased noise: the mean is the noiseless schedule.
-                mean_bound = 5 * noisy["std"][s] / np.sqrt(2000)
+                mean_bound = 5 * noisy["std"][s] / np.sqrt(800)
                 assert abs(samples.mean() - sess.run(clean, {step: int(s)})) < mean_bound
                 assert abs(samples.mean() - noisy["mean"][s]) < 2 * mean_bound
-                np.testing.assert_allclose(samples.std(), noisy["std"][s], rtol=0.1)
+                np.testing.assert_allclose(samples.std(), noisy["std"][s], rtol=0.12)
 
 
 @pytest.mark.parametrize("fn,args", [
@@ -152,3 +153,16 @@ def test_schedule_feeds_an_optimizer_and_decays_with_the_global_step():
             # Steps at rates 0.1, 0.05, 0.025 from w = 1 with gradient 1.
             np.testing.assert_allclose(sess.run(w), 1 - 0.175, rtol=1e-6)
             assert sess.run(step) == 3
+
+
+def test_noisy_linear_cosine_decay_is_deterministic_under_a_seed():
+    draws = []
+    for _ in range(2):
+        with gf.Graph().as_default():
+            gf.set_random_seed(3)
+            step = gf.placeholder(gf.int64, [], name="step")
+            lr = gf.train.noisy_linear_cosine_decay(0.1, step, 100)
+            with gf.Session() as sess:
+                draws.append([sess.run(lr, {step: 5}) for _ in range(5)])
+    assert draws[0] == draws[1]
+    assert len(set(draws[0])) == 5  # a new draw every run
