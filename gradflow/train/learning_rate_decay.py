@@ -25,10 +25,9 @@ __all__ = ["exponential_decay", "inverse_time_decay", "natural_exp_decay", "poly
            "cosine_decay_restarts", "linear_cosine_decay", "noisy_linear_cosine_decay"]
 
 
-def _required_step(global_step, schedule: str):
+def _required_step(global_step, schedule: str) -> None:
     if global_step is None:
         raise ValueError(f"global_step is required for {schedule}.")
-    return global_step
 
 
 @contextlib.contextmanager
@@ -111,7 +110,7 @@ def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=
         steps = cast(decay_steps, dtype)
         if cycle:
             multiplier = where(equal(step, 0), constant(1.0, dtype=dtype),
-                               ceil(step / decay_steps))
+                               ceil(divide(step, steps)))
             steps = multiply(steps, multiplier)
         else:
             step = minimum(step, steps)
