@@ -16,8 +16,9 @@ from gradflow.framework.graph import Tensor
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.ops.array import identity, ones_like, rank, size, stack
 from gradflow.ops.common import graph_for
-from gradflow.ops.math import (cast, divide, greater, maximum, minimum, multiply, range,
+from gradflow.ops.math import (cast, divide, greater, maximum, minimum, multiply,
                                reduce_sum, rsqrt, sqrt, where)
+from gradflow.ops.math import range as range_op
 from gradflow.ops.nn import l2_loss
 
 __all__ = ["clip_by_norm", "clip_by_global_norm", "clip_by_average_norm", "global_norm"]
@@ -144,7 +145,7 @@ def clip_by_average_norm(t, clip_norm, name: Optional[str] = None) -> Tensor:
             graph.name_scope(name or "clip_by_average_norm") as scope:
         t = convert_to_tensor(t, name="t")
         n_element = cast(size(t), t.dtype)
-        inverse_norm = rsqrt(reduce_sum(t * t, range(rank(t))))
+        inverse_norm = rsqrt(reduce_sum(t * t, range_op(rank(t))))
         factor = minimum(inverse_norm * n_element, divide(constant(1.0, dtype=t.dtype),
                                                           clip_norm))
         return identity(multiply(t * clip_norm, factor), name=scope)
