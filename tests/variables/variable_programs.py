@@ -35,12 +35,13 @@ class Recorder:
     def fetch(self, key: str, tensor) -> None:
         self.fetches[key] = tensor
 
-    def error(self, key: str, call) -> None:
+    def error(self, key: str, call, type_only: bool = False) -> None:
         """Notes ``[type name, first line of message]`` of what ``call()`` raises."""
         try:
             call()
         except Exception as error:
-            self.notes[key] = [type(error).__name__, first_line(error)]
+            self.notes[key] = [type(error).__name__] + ([] if type_only
+                                                         else [first_line(error)])
         else:
             self.notes[key] = None
 
@@ -472,7 +473,24 @@ def initializer_ops(tf, rec):
     rec.fetch("int_zeros", int_zeros)
 
 
+def name_collisions(tf, rec):
+    plain = tf.Variable(1.0, name="w")
+    made = tf.get_variable("w", [])
+    rec.note("names", [plain.name, made.name])
+    rec.note("shared", tf.get_variable_scope().reuse)
+    with tf.variable_scope("", reuse=True):
+        rec.note("found", tf.get_variable("w").name)
+    with tf.name_scope("ns"):
+        pass
+    rec.note("after_name_scope", tf.get_variable("ns", [1]).name)
+    with tf.variable_scope("ns"):
+        rec.note("scope_named_like_name_scope", tf.get_variable("v", [1]).name)
+        tf.constant(1.0, name="c")
+    # The type only: the message is the engine's name-scope check (not TF's text yet).
+    rec.error("bad_name", lambda: tf.get_variable("bad name!", [1]), type_only=True)
+
+
 PROGRAMS = {program.__name__: program for program in (
     basic_names, reenter_scopes, default_names, reuse_modes, errors, scope_defaults, getters,
     local_and_collections, shapes_and_values, control_and_name_scopes, templates,
-    initializer_ops)}
+    initializer_ops, name_collisions)}
