@@ -150,7 +150,8 @@ class BatchNormalization(Layer):
         return array.reshape(t, shape)
 
     def _update(self, variable, value: Tensor, name: str) -> Tensor:
-        """``variable -= (variable - value) * (1 - momentum)``, as TF names it."""
+        """``variable -= (variable - value) * (1 - momentum)``, as TF names it (the name
+        scope made unique: ``AssignMovingAvg``, ``AssignMovingAvg_1``...)."""
         with name_scope(name) as scope:
             decay = constant(1.0 - self.momentum, dtype=variable.dtype.base_dtype,
                              name="decay")
@@ -185,7 +186,7 @@ class BatchNormalization(Layer):
                 update_variance = cond(flag, lambda: unbiased, lambda: moving_variance)
             self.add_update([self._update(self.moving_mean, mean, "AssignMovingAvg"),
                              self._update(self.moving_variance, update_variance,
-                                          "AssignMovingAvg_1")])
+                                          "AssignMovingAvg")])
         outputs = _normalize(x, self._broadcast(mean, ndims), self._broadcast(variance, ndims),
                              self._broadcast(self.beta, ndims),
                              self._broadcast(self.gamma, ndims), epsilon)

@@ -124,6 +124,18 @@ def test_key_op_names_match_tf(key):
     assert missing == []
 
 
+def test_batch_norm_layer_called_twice_updates_as_tf():
+    with gf.Graph().as_default():
+        inputs = gf.placeholder(gf.float32, [None, 3])
+        layer = gf.layers.BatchNormalization()
+        layer(inputs, training=True)
+        layer(inputs, training=True)
+        assert [op.name for op in gf.get_collection(gf.GraphKeys.UPDATE_OPS)] == \
+            FIX["shared_bn"]["update_ops"]
+        assert len(layer.updates) == FIX["shared_bn"]["updates"]
+        assert [v.name for v in layer.variables] == FIX["shared_bn"]["variables"]
+
+
 # ----------------------------------------------------- values from constant weights
 def init(key):
     return gf.constant_initializer(ARR[f"w/{key}"])
