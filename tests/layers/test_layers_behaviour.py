@@ -374,3 +374,22 @@ def test_failed_batch_norm_call_leaves_collections_as_before():
         assert {key: list(graph.get_collection(key))
                 for key in graph.get_all_collection_keys() if graph.get_collection(key)} == \
             {key: value for key, value in keys.items() if value}
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_numeric_gradient_with_a_training_tensor(flag):
+    """Through the cond that picks batch or moving statistics (and dropout's identity
+    path when not training)."""
+    x_value = normal(5, 3)
+    with gf.Graph().as_default():
+        x = gf.placeholder(gf.float64, [5, 3])
+        training = gf.placeholder(gf.bool, [])
+        y = gf.layers.batch_normalization(x, training=training)
+        if not flag:
+            y = gf.layers.dropout(y, 0.5, training=training)
+        with gf.Session() as sess:
+            sess.run(gf.global_variables_initializer())
+            error = gf.test.compute_gradient_error(x, [5, 3], y, [5, 3], x_init_value=x_value,
+                                                   delta=1e-6,
+                                                   extra_feed_dict={training: flag})
+    assert error < 1e-7
