@@ -16,6 +16,8 @@ import contextlib
 import enum
 import functools
 import inspect
+import os
+import sys
 import threading
 from typing import Any, Callable, Iterator, Optional
 
@@ -77,11 +79,15 @@ class _Store:
     def __init__(self, graph: Graph):
         self.graph = graph
         self.variables: dict[str, Variable] = {}
+        self.origins: dict[str, str] = {}
         self.scopes = _ThreadScopes()
 
     def add(self, name: str, variable: Variable) -> None:
+        """Keeps ``variable`` under ``name``, and where the program made it."""
         self.variables[name] = variable
-        self.graph.on_rollback(lambda: self.variables.pop(name, None))
+        self.origins[name] = _user_frames()
+        self.graph.on_rollback(lambda: (self.variables.pop(name, None),
+                                        self.origins.pop(name, None)))
 
     def set_count(self, scope_name: str, count: int) -> None:
         counts = self.scopes.counts
@@ -112,6 +118,24 @@ class _Store:
         while counts.get(f"{base}_{index}"):
             index += 1
         return f"{prefix}_{index}"
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ORIGIN_FRAMES = 5
+
+
+def _user_frames() -> str:
+    """The innermost few frames of the calling program outside gradflow, as TF1's
+    "Originally defined at" lists them (file, line, function; no source lines)."""
+    lines = []
+    frame = sys._getframe(1)
+    while frame is not None and len(lines) < _ORIGIN_FRAMES:
+        code = frame.f_code
+        if not code.co_filename.startswith(_PACKAGE_DIR):
+            lines.append(f'  File "{code.co_filename}", line {frame.f_lineno}, in '
+                         f"{code.co_name}\n")
+        frame = frame.f_back
+    return "".join(lines)
 
 
 def _outermost(graph: Graph) -> Graph:
@@ -359,7 +383,8 @@ def _true_getter(store: _Store, name: str, shape=None, dtype=dtypes.float32,
     if found is not None:
         if reuse is False:  # a scope's None means "inherit", and the root scope says False
             raise ValueError(f"Variable {name} already exists, disallowed. Did you mean to "
-                             "set reuse=True or reuse=tf.AUTO_REUSE in VarScope?")
+                             "set reuse=True or reuse=tf.AUTO_REUSE in VarScope? Originally "
+                             f"defined at:\n\n{store.origins.get(name, '')}")
         if not shape.is_compatible_with(found.shape):
             raise ValueError(f"Trying to share variable {name}, but specified shape "
                              f"{shape} and found shape {found.shape}.")

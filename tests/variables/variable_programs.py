@@ -205,6 +205,12 @@ def errors(tf, rec):
     with tf.variable_scope("e"):
         tf.get_variable("w", [2, 3])
         rec.error("exists", lambda: tf.get_variable("w", [2, 3]))
+        try:
+            tf.get_variable("w", [2, 3])
+        except ValueError as error:  # where "e/w" was made: frames of this file
+            rec.note("exists_origin", [line.split(", ", 1)[1] for line in
+                                       str(error).split("Originally defined at:")[1].splitlines()
+                                       if "variable_programs.py" in line])
         rec.error("constant_with_shape",
                   lambda: tf.get_variable("k", [2], initializer=tf.constant([1.0, 2.0])))
         rec.error("init_dtype_mismatch",
