@@ -8,6 +8,7 @@ seed (``set_random_seed``) and op seeds make their values repeatable.
 """
 from __future__ import annotations
 
+import abc
 import math
 from typing import Optional
 
@@ -73,11 +74,12 @@ def _filled(value, shape, dtype: dtypes.DType, name: str) -> Tensor:
         return array.fill(dims_t, constant(value, dtype=dtype, name="Const"), name=scope)
 
 
-class Initializer:
+class Initializer(abc.ABC):
     """The base of TF1's initializer classes: ``__call__``, ``get_config``, ``from_config``."""
 
+    @abc.abstractmethod
     def __call__(self, shape, dtype=None, partition_info=None) -> Tensor:
-        raise NotImplementedError(f"{type(self).__name__} must define __call__")
+        """The ops of a ``shape``-shaped tensor of ``dtype`` (None: the constructor's)."""
 
     def get_config(self) -> dict:
         """The constructor arguments that rebuild this initializer."""
