@@ -171,10 +171,6 @@ class Layer:
         if partitioner is not None:
             raise ValueError(f"add_weight: partitioner={partitioner!r} is not supported "
                              "(partitioned variables are not built)")
-        if synchronization not in (None, "auto", "AUTO") and \
-                getattr(synchronization, "name", "AUTO") not in ("AUTO", "ON_WRITE"):
-            raise ValueError(f"add_weight: synchronization={synchronization!r} is not "
-                             "supported")
         # as in TF1, a non-trainable layer makes non-trainable variables
         trainable = (True if trainable is None else bool(trainable)) and self.trainable
         dtype = dtypes.as_dtype(dtype or self._dtype or dtypes.float32)
@@ -185,9 +181,12 @@ class Layer:
         reuse = True if self.built else self._reuse
         with variable_scope(self._scope, reuse=reuse, auxiliary_name_scope=False) as scope, \
                 name_scope(scope.original_name_scope):
+            extra = {key: value for key, value in (("synchronization", synchronization),
+                                                   ("aggregation", aggregation))
+                     if value is not None}
             variable = (getter or get_variable)(
                 name, shape=shape, dtype=dtype, initializer=initializer, trainable=trainable,
-                constraint=constraint, use_resource=use_resource)
+                constraint=constraint, use_resource=use_resource, **extra)
             if regularizer is not None and variable not in existing:
                 self._regularize(name, variable, regularizer)
         created_trainable = variable in graph.get_collection(GraphKeys.TRAINABLE_VARIABLES)
@@ -195,7 +194,7 @@ class Layer:
             self._non_trainable_weights
         if not any(variable is w for w in self._trainable_weights + self._non_trainable_weights):
             target.append(variable)
-            graph.on_rollback(lambda: target.remove(variable) if variable in target else None)
+            graph.on_rollback(lambda: _remove_all([variable], target))
         return variable
 
     add_variable = add_weight
@@ -211,8 +210,7 @@ class Layer:
         items = [losses] if not isinstance(losses, (list, tuple)) else list(losses)
         items = [convert_to_tensor(t) for t in items if t is not None]
         self._losses.extend(items)
-        get_default_graph().on_rollback(lambda: [self._losses.remove(t) for t in items
-                                                 if t in self._losses])
+        get_default_graph().on_rollback(lambda: _remove_all(items, self._losses))
         for t in items:
             add_to_collection(GraphKeys.REGULARIZATION_LOSSES, t)
 
@@ -222,8 +220,7 @@ class Layer:
         items = [updates] if not isinstance(updates, (list, tuple)) else list(updates)
         items = [u.op if isinstance(u, Tensor) else u for u in items if u is not None]
         self._updates.extend(items)
-        get_default_graph().on_rollback(lambda: [self._updates.remove(u) for u in items
-                                                 if u in self._updates])
+        get_default_graph().on_rollback(lambda: _remove_all(items, self._updates))
 
     def get_losses_for(self, inputs) -> list:
         return self.losses
@@ -307,6 +304,13 @@ class Layer:
 
     def get_config(self) -> dict:
         return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+
+
+def _remove_all(items: list, from_list: list) -> None:
+    """Undoes appending ``items`` to ``from_list`` (when a failing call is rolled back)."""
+    for item in items:
+        if any(item is kept for kept in from_list):
+            from_list.remove(item)
 
 
 def _as_inputs(inputs):
