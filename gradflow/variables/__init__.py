@@ -11,7 +11,7 @@ from gradflow.variables.init_ops import (
 from gradflow.variables.scope import (
     AUTO_REUSE, VariableAggregation, VariableScope, VariableSynchronization, get_local_variable,
     get_variable, get_variable_scope, no_regularizer, variable_op_scope, variable_scope)
-from gradflow.variables.template import Template, make_template
+from gradflow.variables.template import make_template
 
 __all__ = ["initializers", "constant_initializer", "glorot_normal_initializer",
            "glorot_uniform_initializer", "ones_initializer", "orthogonal_initializer",
@@ -20,4 +20,4 @@ __all__ = ["initializers", "constant_initializer", "glorot_normal_initializer",
            "variance_scaling_initializer", "zeros_initializer", "AUTO_REUSE",
            "VariableAggregation", "VariableScope", "VariableSynchronization",
            "get_local_variable", "get_variable", "get_variable_scope", "no_regularizer",
-           "variable_op_scope", "variable_scope", "Template", "make_template"]
+           "variable_op_scope", "variable_scope", "make_template"]
