@@ -39,12 +39,26 @@ def normalize_tuple(value, n: int, name: str) -> tuple[int, ...]:
     return values
 
 
-def _padding(value: str, allow_causal: bool) -> str:
+def positive_tuple(value, n: int, name: str) -> tuple[int, ...]:
+    """``normalize_tuple`` whose entries must be positive (TF's message otherwise)."""
+    values = normalize_tuple(value, n, name)
+    bad = {v for v in values if v <= 0}
+    if bad:
+        raise ValueError(f"The `{name}` argument must be a tuple of {n} integers. Received: "
+                         f"{value} including {bad} that does not satisfy the requirement "
+                         "`> 0`.")
+    return values
+
+
+def normalize_padding(value: str, allow_causal: bool = False) -> str:
+    """'valid', 'same' (or 'causal' where allowed), with TF's messages otherwise."""
     padding = str(value).lower()
-    if padding not in ("valid", "same") + (("causal",) if allow_causal else ()):
+    if padding not in ("valid", "same", "causal"):
         raise ValueError("The `padding` argument must be a list/tuple or one of \"valid\", "
                          "\"same\" (or \"causal\", only for `Conv1D). Received: "
                          f"{value}")
+    if padding == "causal" and not allow_causal:
+        raise ValueError("Causal padding is only supported for `Conv1D`and `SeparableConv1D`.")
     return padding
 
 
@@ -65,16 +79,14 @@ class _Conv(Layer):
             raise ValueError("Invalid value for argument `filters`. Expected a strictly "
                              f"positive value. Received filters={filters}.")
         self.filters = None if filters is None else int(filters)
-        self.kernel_size = normalize_tuple(kernel_size, rank, "kernel_size")
+        self.kernel_size = positive_tuple(kernel_size, rank, "kernel_size")
         self.strides = normalize_tuple(strides, rank, "strides")
-        self.padding = _padding(padding, allow_causal=rank == 1)
+        self.padding = normalize_padding(padding, allow_causal=rank == 1)
         self.data_format = normalize_data_format(data_format)
         self.dilation_rate = normalize_tuple(dilation_rate, rank, "dilation_rate")
-        if not all(self.kernel_size):
-            raise ValueError("The argument `kernel_size` cannot contain 0(s). Received: "
-                             f"{kernel_size}")
         if not all(self.strides):
-            raise ValueError(f"The argument `strides` cannot contains 0(s). Received: {strides}")
+            raise ValueError("The argument `strides` cannot contains 0(s). Received: "
+                             f"{self.strides}")
         self.activation = activation
         self.use_bias = bool(use_bias)
         self.kernel_initializer = kernel_initializer

@@ -79,7 +79,7 @@ class Dense(Layer):
         dtype = dtypes.as_dtype(self.dtype or dtypes.float32)
         if not (dtype.is_floating or dtype.is_complex):
             raise TypeError(f"A Dense layer can only be built with a floating-point dtype. "
-                            f"Received: dtype={dtype.name}")
+                            f"Received: dtype={dtype!r}")
         self.input_spec = InputSpec(min_ndim=2, axes={-1: last})
         self.kernel = self.add_weight("kernel", shape=[last, self.units],
                                       initializer=self.kernel_initializer,
@@ -126,8 +126,8 @@ class Dropout(Layer):
                  name: Optional[str] = None, **kwargs):
         super().__init__(name=name, **kwargs)
         if isinstance(rate, (int, float)) and not 0 <= rate <= 1:
-            raise ValueError(f"Invalid value received for `rate`, expected a value between 0 "
-                             f"and 1, got: {rate}")
+            raise ValueError(f"Invalid value {rate} received for `rate`, expected a value "
+                             "between 0 and 1.")
         self.rate = rate
         self.noise_shape = noise_shape
         self.seed = seed

@@ -6,7 +6,7 @@ from typing import Callable, Optional
 
 from gradflow.framework.graph import Tensor
 from gradflow.layers.base import InputSpec, Layer
-from gradflow.layers.convolutional import normalize_tuple
+from gradflow.layers.convolutional import normalize_padding, normalize_tuple
 from gradflow.layers.core import normalize_data_format
 from gradflow.ops import array, nn_more
 from gradflow.ops import nn as nn_ops
@@ -31,11 +31,7 @@ class _Pooling(Layer):
         self.pool_size = normalize_tuple(pool_size, rank, "pool_size")
         self.strides = self.pool_size if strides is None else \
             normalize_tuple(strides, rank, "strides")
-        padding_value = str(padding).lower()
-        if padding_value not in ("valid", "same"):
-            raise ValueError("The `padding` argument must be a list/tuple or one of "
-                             f"\"valid\", \"same\". Received: {padding}")
-        self.padding = padding_value
+        self.padding = normalize_padding(padding)
         self.data_format = normalize_data_format(data_format)
         self.input_spec = InputSpec(ndim=rank + 2)
 

@@ -304,3 +304,39 @@ def test_dense_with_zero_units_builds_as_in_tf():
     assert FIX["errors"]["dense_units"] is None
     with gf.Graph().as_default():
         assert gf.layers.dense(gf.ones([2, 3]), 0).shape.as_list() == [2, 0]
+
+
+ARGUMENT_ERRORS = {  # raised before any graph work: TF's message, word for word
+    "dropout_rate": lambda x: gf.layers.Dropout(1.5),
+    "conv2d_kernel0": lambda x: gf.layers.conv2d(x, 2, 0),
+    "conv2d_filters0": lambda x: gf.layers.conv2d(x, 0, 2),
+    "conv2d_strides0": lambda x: gf.layers.conv2d(x, 2, 2, strides=0),
+    "conv2d_causal": lambda x: gf.layers.conv2d(x, 2, 2, padding="causal"),
+    "pooling_padding": lambda x: gf.layers.max_pooling2d(x, 2, 2, padding="full"),
+}
+
+
+@pytest.mark.parametrize("key", sorted(ARGUMENT_ERRORS))
+def test_argument_errors_have_tf_messages(key):
+    expected = FIX["errors"][key]
+    with gf.Graph().as_default() as graph:
+        x = gf.ones([2, 5, 5, 3])
+        before = snapshot(graph)
+        with pytest.raises(ValueError) as info:
+            ARGUMENT_ERRORS[key](x)
+        assert snapshot(graph) == before
+    assert expected["type"] == "ValueError"
+    assert str(info.value) == expected["message"]
+
+
+def test_dense_on_integers_is_a_type_error_as_in_tf():
+    expected = FIX["errors"]["dense_int"]
+    assert expected["type"] == "TypeError"
+    with gf.Graph().as_default() as graph:
+        x = gf.ones([2, 3], gf.int32)
+        before = snapshot(graph)
+        with pytest.raises(TypeError) as info:
+            gf.layers.dense(x, 2)
+        assert snapshot(graph) == before
+    head = "A Dense layer can only be built with a floating-point dtype. Received: dtype="
+    assert expected["message"].startswith(head) and str(info.value).startswith(head)
