@@ -12,7 +12,8 @@ from gradflow.framework import dtypes
 from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.graph import GraphKeys, Tensor, get_default_graph, name_scope
 from gradflow.losses.core import Reduction, add_loss, num_present, weighted_loss
-from gradflow.losses.weights import remove_squeezable_dimensions, to_float32
+from gradflow.losses.weights import (remove_squeezable_dimensions, squeeze_weights_like,
+                                     to_float32)
 from gradflow.ops import array, math, nn
 
 __all__ = ["absolute_difference", "cosine_distance", "hinge_loss", "huber_loss", "log_loss",
@@ -231,10 +232,7 @@ def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope: Optional[st
                                     (logits, labels, weights)):
         labels_t, logits_t = remove_squeezable_dimensions(
             convert_to_tensor(labels), convert_to_tensor(logits), expected_rank_diff=1)
-        weights_t = convert_to_tensor(weights)
-        if weights_t.shape.ndims is not None and labels_t.shape.ndims is not None and \
-                weights_t.shape.ndims - labels_t.shape.ndims == 1:
-            weights_t = array.squeeze(weights_t, [-1])
+        weights_t = squeeze_weights_like(weights, labels_t)
         if labels_t.dtype not in (dtypes.int32, dtypes.int64):
             raise TypeError(f"Value passed to parameter 'labels' has DataType "
                             f"{labels_t.dtype.name} not in list of allowed values: int32, "
