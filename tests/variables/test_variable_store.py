@@ -269,3 +269,43 @@ def test_store_does_not_keep_its_graph_alive():
     del g
     gc.collect()
     assert ref() is None
+
+
+def test_variable_scope_setters_apply_to_later_variables(graph):
+    calls = []
+
+    def getter(getter, name, *args, **kwargs):
+        calls.append(name)
+        return getter(name, *args, **kwargs)
+
+    with gf.variable_scope("set") as scope:
+        scope.set_regularizer(lambda v: gf.reduce_sum(v))
+        scope.set_custom_getter(getter)
+        scope.set_caching_device("/cpu:0")
+        scope.set_use_resource(True)
+        v = gf.get_variable("v", [2], initializer=gf.ones_initializer())
+        local = gf.get_local_variable("loc", [1])
+    assert calls == ["set/v", "set/loc"]
+    assert (scope.caching_device, scope.use_resource) == ("/cpu:0", True)
+    assert [t.op.name for t in gf.get_collection(gf.GraphKeys.REGULARIZATION_LOSSES)] == [
+        "set/v/Regularizer/Sum", "set/loc/Regularizer/Sum"]
+    assert scope.global_variables() == [v] and scope.local_variables() == [local]
+    assert scope.get_collection(gf.GraphKeys.TRAINABLE_VARIABLES) == [v]
+
+
+def test_template_properties(graph):
+    def body(x, scale):
+        w = gf.get_variable("w", [1], initializer=gf.ones_initializer())
+        steps = gf.get_variable("steps", [], dtype=gf.int32, trainable=False)
+        gf.get_local_variable("seen", [], dtype=gf.int32)
+        return w * x * scale, steps
+
+    template = gf.make_template("t", body, scale=3.0)
+    assert template.variable_scope is None and template.variable_scope_name is None
+    assert template.variables == []
+    template(1.0)
+    assert template.func.__name__ == "body" and template.name == "t"
+    assert [v.name for v in template.trainable_variables] == ["t/w:0"]
+    assert [v.name for v in template.non_trainable_variables] == ["t/steps:0"]
+    assert [v.name for v in template.local_variables] == ["t/seen:0"]
+    assert template.weights == template.variables == template.global_variables
