@@ -47,6 +47,9 @@ def test_names_variables_and_collections_as_tf(name):
         assert [v.name for v in gf.global_variables()] == case["global_variables"]
         for key, names in case["collections"].items():
             assert [t.name for t in graph.get_collection(key)] == names
+        state_ops = [[op.name, op.type] for op in graph.get_operations()
+                     if op.type in ("VariableV2", "Assign", "AssignAdd", "ScatterAdd")]
+        assert state_ops == case["state_ops"]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
