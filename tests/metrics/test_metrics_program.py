@@ -32,7 +32,7 @@ def test_training_with_losses_and_streaming_metrics():
         updates = tf.group(accuracy_update, per_class_update, top3_update)
         # the metrics' state is local: savers and global initializers leave it out
         assert [v.op.name for v in tf.global_variables()] == ["w", "b"]
-        assert len(tf.local_variables()) == 4
+        assert len(tf.local_variables()) == 6
         with tf.Session() as session:
             session.run(tf.global_variables_initializer())
             first = session.run(total, {x: train_x, y: train_y})
