@@ -310,7 +310,7 @@ def _flat(t: Tensor) -> Tensor:
     return array.reshape(t, [-1]) if t.shape.ndims is None or t.shape.ndims > 1 else t
 
 
-def confusion_matrix(labels: Tensor, predictions: Tensor, num_classes: int, weights=None,
+def _confusion_matrix(labels: Tensor, predictions: Tensor, num_classes: int, weights=None,
                      dtype=dtypes.float64) -> Tensor:
     """The [num_classes, num_classes] (weighted) counts of (label, prediction) pairs.
 
@@ -348,7 +348,7 @@ def mean_iou(labels, predictions, num_classes: int, weights=None,
         total = metric_variable([num_classes, num_classes], dtypes.float64,
                                 name="total_confusion_matrix")
         flat_weights = None if weights is None else _flat(convert_to_tensor(weights))
-        current = confusion_matrix(_flat(labels), _flat(predictions), num_classes,
+        current = _confusion_matrix(_flat(labels), _flat(predictions), num_classes,
                                    flat_weights)
         update = state.assign_add(total, current)
         cm = convert_to_tensor(total)
