@@ -19,9 +19,10 @@ from gradflow.losses.weights import (broadcast_weights, remove_squeezable_dimens
 from gradflow.ops import array, math, state
 
 __all__ = ["metric_variable", "mean", "mean_tensor", "accuracy", "mean_absolute_error",
-           "mean_squared_error", "root_mean_squared_error", "mean_cosine_distance", "mean_relative_error",
-           "percentage_below", "true_positives", "false_positives", "true_negatives",
-           "false_negatives", "precision", "recall", "mean_iou", "mean_per_class_accuracy"]
+           "mean_squared_error", "root_mean_squared_error", "mean_cosine_distance",
+           "mean_relative_error", "percentage_below", "true_positives", "false_positives",
+           "true_negatives", "false_negatives", "precision", "recall", "mean_iou",
+           "mean_per_class_accuracy"]
 
 Collections = Optional[Sequence[str]]
 
