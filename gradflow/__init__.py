@@ -34,6 +34,7 @@ from gradflow.ops.linalg import *  # noqa: F401,F403
 from gradflow.ops.random import *  # noqa: F401,F403
 from gradflow.ops.functional import *  # noqa: F401,F403
 from gradflow.ops.tensor_array import *  # noqa: F401,F403
+from gradflow.ops.loops import *  # noqa: F401,F403
 from gradflow.ops.numerics import *  # noqa: F401,F403
 from gradflow.ops.clip import *  # noqa: F401,F403
 from gradflow.tools import *  # noqa: F401,F403
