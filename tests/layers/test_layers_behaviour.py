@@ -393,3 +393,65 @@ def test_numeric_gradient_with_a_training_tensor(flag):
                                                    delta=1e-6,
                                                    extra_feed_dict={training: flag})
     assert error < 1e-7
+
+
+CHANNELS_FIRST_CASES = {
+    "conv1d": (lambda fmt, k=normal(2, 2, 3): gf.layers.Conv1D(
+        3, 2, strides=2, data_format=fmt, kernel_initializer=gf.constant_initializer(k),
+                                            bias_initializer=gf.constant_initializer(0.3)),
+               (2, 7, 2)),
+    "conv2d": (lambda fmt, k=normal(2, 2, 2, 3): gf.layers.Conv2D(
+        3, 2, padding="same", data_format=fmt, kernel_initializer=gf.constant_initializer(k)),
+               (2, 5, 4, 2)),
+    "conv3d": (lambda fmt, k=normal(2, 2, 2, 2, 2): gf.layers.Conv3D(
+        2, 2, data_format=fmt, kernel_initializer=gf.constant_initializer(k)), (1, 3, 4, 3, 2)),
+    "conv2d_transpose": (lambda fmt, k=normal(3, 3, 2, 2): gf.layers.Conv2DTranspose(
+        2, 3, strides=2, data_format=fmt, kernel_initializer=gf.constant_initializer(k)),
+                         (2, 3, 2, 2)),
+    "separable_conv1d": (lambda fmt, d=normal(3, 2, 1), p=normal(1, 2, 2):
+                         gf.layers.SeparableConv1D(
+                             2, 3, data_format=fmt,
+                             depthwise_initializer=gf.constant_initializer(d),
+                             pointwise_initializer=gf.constant_initializer(p)), (2, 6, 2)),
+    "max_pooling1d": (lambda fmt: gf.layers.MaxPooling1D(2, 2, data_format=fmt), (2, 7, 3)),
+    "average_pooling2d": (lambda fmt: gf.layers.AveragePooling2D(2, 1, padding="same",
+                                                                  data_format=fmt),
+                          (2, 3, 4, 2)),
+    "max_pooling3d": (lambda fmt: gf.layers.MaxPooling3D(2, 1, data_format=fmt),
+                      (1, 3, 3, 3, 2)),
+    "flatten": (lambda fmt: gf.layers.Flatten(data_format=fmt), (2, 3, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("key", sorted(CHANNELS_FIRST_CASES))
+def test_channels_first_computes_what_channels_last_does(key):
+    make, shape = CHANNELS_FIRST_CASES[key]
+    x_value = normal(*shape)
+    outputs = {}
+    for fmt in ("channels_last", "channels_first"):
+        with gf.Graph().as_default():
+            value = x_value if fmt == "channels_last" else np.moveaxis(x_value, -1, 1)
+            y = make(fmt)(gf.constant(value))
+            with gf.Session() as sess:
+                sess.run(gf.global_variables_initializer())
+                outputs[fmt] = sess.run(y)
+    first = outputs["channels_first"]
+    if key != "flatten":  # flatten's outputs are channels-last ordered either way
+        first = np.moveaxis(first, 1, -1)
+    np.testing.assert_allclose(first, outputs["channels_last"], rtol=1e-12, atol=1e-12)
+
+
+def test_batch_norm_gamma_beta_regularizers_and_constraints():
+    with gf.Graph().as_default():
+        x = gf.placeholder(gf.float32, [None, 3])
+        layer = gf.layers.BatchNormalization(
+            gamma_regularizer=gf.nn.l2_loss, beta_regularizer=gf.nn.l2_loss,
+            gamma_constraint=lambda g: gf.clip_by_value(g, 0.0, 1.0),
+            beta_constraint=lambda b: gf.clip_by_value(b, 0.0, 0.0))
+        layer(x, training=True)
+        assert [t.op.name for t in gf.get_collection(gf.GraphKeys.REGULARIZATION_LOSSES)] == [
+            "batch_normalization/gamma/Regularizer/L2Loss",
+            "batch_normalization/beta/Regularizer/L2Loss"]
+        assert layer.gamma.constraint is layer.gamma_constraint
+        assert layer.beta.constraint is layer.beta_constraint
+        assert layer.moving_mean.constraint is None
