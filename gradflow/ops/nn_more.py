@@ -342,7 +342,8 @@ def _five(value, arg: str, data_format: str) -> list[int]:
     return [int(v) for v in values]
 
 
-def _conv3d_attrs(strides, padding, data_format: str, dilations, op_type: str) -> dict:
+def _window_attrs(strides, padding, data_format: str, op_type: str) -> dict:
+    """The ``strides``, ``padding`` and ``data_format`` attrs of a 3-D op, checked."""
     if strides is None:
         raise ValueError(f"strides of '{op_type}' must be provided.")
     if data_format not in _FORMATS_3D:
@@ -351,10 +352,14 @@ def _conv3d_attrs(strides, padding, data_format: str, dilations, op_type: str) -
     if padding not in ("SAME", "VALID"):
         raise ValueError(f"Attr 'padding' of '{op_type}' Op passed string '{padding}' not "
                          "in: \"SAME\", \"VALID\".")
-    return {"strides": _five(strides, "strides", data_format),
+    return {"strides": _five(strides, "strides", data_format), "padding": padding,
+            "data_format": data_format}
+
+
+def _conv3d_attrs(strides, padding, data_format: str, dilations, op_type: str) -> dict:
+    return {**_window_attrs(strides, padding, data_format, op_type),
             "dilations": _five(1 if dilations is None else dilations, "dilations",
-                               data_format),
-            "padding": padding, "data_format": data_format}
+                               data_format)}
 
 
 def _alias(arg: str, value, other: str, other_value):
@@ -571,10 +576,8 @@ def _avg_pool3d_grad_grad(op, grad):
 def _pool3d(op_type: str, x, ksize, strides, padding, data_format: str,
             name: Optional[str]) -> Tensor:
     x_t = convert_to_tensor(x, name="input")
-    attrs = _conv3d_attrs(strides, padding, data_format, None, op_type)
-    del attrs["dilations"]
-    attrs["ksize"] = _five(ksize, "ksize", data_format)
-    return apply_op(op_type, [x_t], name=name or op_type, **attrs)
+    return apply_op(op_type, [x_t], name=name or op_type, ksize=_five(ksize, "ksize", data_format),
+                    **_window_attrs(strides, padding, data_format, op_type))
 
 
 def max_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC",  # noqa: A002
