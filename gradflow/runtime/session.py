@@ -1,7 +1,7 @@
 """``Session``: runs the part of a graph that the fetches need, with feeds and variables.
 
 Fetches may be any nest of lists, tuples, namedtuples and dicts of tensors, ops,
-IndexedSlices, variables and names; the result has the same structure. Plans are
+IndexedSlices, SparseTensors, variables and names; the result has the same structure. Plans are
 compiled once per (fetches, feeds) signature and cached.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ from gradflow.framework import dtypes
 from gradflow.framework.constant import _is_exact
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
+from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from gradflow.runtime.executor import RunContext, compile_plan, graph_structure_version
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
@@ -75,6 +76,9 @@ class _Fetches:
             shape = None if fetch.dense_shape is None else self._flatten(fetch.dense_shape)
             return lambda values: IndexedSlicesValue(
                 parts[0](values), parts[1](values), None if shape is None else shape(values))
+        if isinstance(fetch, SparseTensor):
+            parts = [self._flatten(t) for t in (fetch.indices, fetch.values, fetch.dense_shape)]
+            return lambda values: SparseTensorValue(*(part(values) for part in parts))
         element = self._element(fetch)
         if isinstance(element, Operation):
             self.targets.append(element)
@@ -185,6 +189,14 @@ class Session:
                 raise ValueError(f"Feed value for IndexedSlices {key.name} must be "
                                  "(values, indices[, dense_shape])")
             return [(self._feed_tensor(k), v) for k, v in zip(parts, given) if k is not None]
+        if isinstance(key, SparseTensor):
+            given = tuple(value) if isinstance(value, (tuple, list)) else ()
+            if len(given) != 3:
+                raise TypeError(f"The value of a SparseTensor feed ({key.name}) must be a "
+                                "SparseTensorValue or an (indices, values, dense_shape) "
+                                f"tuple, got {type(value).__name__}")
+            parts = (key.indices, key.values, key.dense_shape)
+            return [(self._feed_tensor(k), v) for k, v in zip(parts, given, strict=True)]
         return [(self._feed_tensor(key), value)]
 
     def _feed_tensor(self, key) -> Tensor:
