@@ -136,6 +136,18 @@ def test_batch_norm_layer_called_twice_updates_as_tf():
         assert [v.name for v in layer.variables] == FIX["shared_bn"]["variables"]
 
 
+def test_layers_in_a_template_share_as_tf():
+    with gf.Graph().as_default():
+        inputs = gf.placeholder(gf.float32, [None, 4])
+        net = gf.make_template("net", lambda t: gf.layers.batch_normalization(
+            gf.layers.dense(t, 3), training=True))
+        first, second = net(inputs), net(inputs)
+        assert [first.name, second.name] == FIX["template"]["outputs"]
+        assert [v.name for v in gf.global_variables()] == FIX["template"]["global"]
+        assert [op.name for op in gf.get_collection(gf.GraphKeys.UPDATE_OPS)] == \
+            FIX["template"]["update_ops"]
+
+
 # ----------------------------------------------------- values from constant weights
 def init(key):
     return gf.constant_initializer(ARR[f"w/{key}"])
