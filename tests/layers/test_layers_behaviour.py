@@ -455,3 +455,16 @@ def test_batch_norm_gamma_beta_regularizers_and_constraints():
         assert layer.gamma.constraint is layer.gamma_constraint
         assert layer.beta.constraint is layer.beta_constraint
         assert layer.moving_mean.constraint is None
+
+
+def test_transposed_convolution_of_unknown_spatial_size():
+    with gf.Graph().as_default():
+        x = gf.placeholder(gf.float32, [None, None, None, 3])
+        y = gf.layers.conv2d_transpose(x, 2, 3, strides=2)
+        z = gf.layers.conv3d_transpose(gf.placeholder(gf.float32, [None, None, 2, None, 1]), 2,
+                                       2, strides=2, padding="same")
+        assert y.shape.as_list() == [None, None, None, 2]
+        assert z.shape.as_list() == [None, None, 4, None, 2]
+        with gf.Session() as sess:
+            sess.run(gf.global_variables_initializer())
+            assert sess.run(y, {x: np.ones((2, 4, 5, 3))}).shape == (2, 9, 11, 2)
