@@ -175,6 +175,8 @@ class Layer:
         trainable = (True if trainable is None else bool(trainable)) and self.trainable
         dtype = dtypes.as_dtype(dtype or self._dtype or dtypes.float32)
         graph = get_default_graph()
+        while graph.outer_graph is not None:  # called in a loop or cond: variables live outside
+            graph = graph.outer_graph
         existing = set(graph.get_collection(GraphKeys.GLOBAL_VARIABLES)) | \
             set(graph.get_collection(GraphKeys.LOCAL_VARIABLES))
         self._set_scope()
