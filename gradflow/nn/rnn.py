@@ -25,6 +25,7 @@ from gradflow.ops import math as math_ops
 from gradflow.ops.functional import while_loop
 from gradflow.ops.loops import (assert_same_structure, flatten, map_structure,
                                 pack_sequence_as)
+from gradflow.ops.sequence_ops import reverse_sequence
 from gradflow.ops.tensor_array import TensorArray
 from gradflow.variables import variable_scope
 
@@ -243,19 +244,7 @@ def _reverse_sequences(x: Tensor, lengths: Optional[Tensor], time_axis: int) -> 
     """Reverses each sequence's first ``lengths[b]`` steps (all steps without lengths)."""
     if lengths is None:
         return array.reverse(x, [time_axis])
-    batch_axis = 1 - time_axis
-    shape = array.shape(x, out_type=dtypes.int32)
-    steps = math_ops.range(0, shape[time_axis])
-    batch = math_ops.range(0, shape[batch_axis])
-    t = array.expand_dims(steps, 1)                      # [T, 1]
-    valid = math_ops.less(t, array.expand_dims(lengths, 0))
-    source = math_ops.where_v2(valid, array.expand_dims(lengths, 0) - 1 - t, t)  # [T, B]
-    rows = array.zeros_like(source) + array.expand_dims(batch, 0)
-    if time_axis == 0:
-        indices = array.stack([source, rows], axis=-1)
-    else:
-        indices = array.stack([array.transpose(rows), array.transpose(source)], axis=-1)
-    return array.gather_nd(x, indices)
+    return reverse_sequence(x, lengths, seq_axis=time_axis, batch_axis=1 - time_axis)
 
 
 def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None,
