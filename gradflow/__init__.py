@@ -55,3 +55,12 @@ from gradflow import layers, losses, metrics  # noqa: F401,E402
 newaxis = None
 
 __version__ = "0.1.0"
+# Program plumbing, summaries and formats (TF1's tf.app, tf.flags, tf.logging, tf.gfile...).
+from gradflow.ops.logging_ops import *  # noqa: F401,F403,E402
+from gradflow.ops.script_ops import *  # noqa: F401,F403,E402
+from gradflow import app, compat, flags, gfile, io, logging, summary  # noqa: F401,E402
+from gradflow.io import graph_def as _graph_def  # noqa: F401,E402
+from gradflow.io.protos import *  # noqa: F401,F403,E402
+from gradflow import debugging  # noqa: F401,E402
+from gradflow.summary import Event, SessionLog, Summary  # noqa: F401,E402
+import gradflow.compat.v1  # noqa: F401,E402

@@ -842,6 +842,12 @@ class Graph:
         finally:
             stack.pop()
 
+    def as_graph_def(self, from_version: Optional[int] = None, add_shapes: bool = False):
+        """This graph as TensorFlow's ``GraphDef`` protocol buffer (``gradflow/io/graph_def.py``)."""
+        if _graph_def_converter is None:
+            raise RuntimeError("gradflow.io.graph_def is not loaded (import gradflow)")
+        return _graph_def_converter(self, from_version, add_shapes)
+
     def is_fetchable(self, element) -> bool:
         return True
 
@@ -888,6 +894,16 @@ class _GradientScope:
     def __exit__(self, *exc) -> bool:
         state, state.name_stack, state.original_op, state.attr_scope = self._saved
         return False
+
+
+# Set by gradflow/io/graph_def.py, which knows the protocol buffers (a floor above this one).
+_graph_def_converter: Optional[Callable] = None
+
+
+def register_graph_def_converter(converter: Callable) -> None:
+    """Installs the function behind ``Graph.as_graph_def``."""
+    global _graph_def_converter
+    _graph_def_converter = converter
 
 
 def _check_op_name(name: str) -> None:

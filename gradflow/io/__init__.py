@@ -1,0 +1,2 @@
+"""``gf.io``: file formats (GraphDef, event files) and ``gf.io.gfile``."""
+from gradflow.io import gfile  # noqa: F401
