@@ -6,6 +6,10 @@ import os
 import sys
 from typing import Optional, Sequence
 
+from gradflow.tools.demo import OPTIMIZERS, DemoConfig, run_demo
+from gradflow.tools.serialization import load_graph
+from gradflow.tools.visualize import graphviz_available, render, to_dot
+
 __all__ = ["main"]
 
 
@@ -34,7 +38,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_demo(commands) -> None:
-    from gradflow.tools.demo import DemoConfig, OPTIMIZERS
     defaults = DemoConfig()
     demo = commands.add_parser(
         "demo", help="train a small MLP on handwritten digits and draw its graph",
@@ -79,15 +82,12 @@ def _positive_int(text: str) -> int:
 
 
 def _run_demo(args) -> int:
-    from gradflow.tools.demo import DemoConfig, run_demo
     run_demo(DemoConfig(steps=args.steps, learning_rate=args.learning_rate,
                         optimizer=args.optimizer, output=args.output, seed=args.seed))
     return 0
 
 
 def _run_graph(args) -> int:
-    from gradflow.tools.serialization import load_graph
-    from gradflow.tools.visualize import graphviz_available, render, to_dot
     stem = args.file[:-5] if args.file.endswith(".json") else args.file
     output = args.output or stem + (".svg" if graphviz_available() else ".dot")
     if args.output is None and not graphviz_available():

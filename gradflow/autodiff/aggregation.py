@@ -9,6 +9,7 @@ from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array, math
+from gradflow.ops.functional import add_gradients
 
 __all__ = ["AggregationMethod", "validate_aggregation_method", "aggregate"]
 
@@ -48,7 +49,6 @@ def aggregate(contributions: list, op_name: str, method: int):
     if all(isinstance(g, IndexedSlices) for g in contributions):
         return _concat_slices(contributions)
     if contributions[0].dtype is dtypes.variant:  # loop histories, TensorArrays
-        from gradflow.ops.functional import add_gradients
         return add_gradients(contributions)
     dense = [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g for g in contributions]
     shape = _merged_shape(dense)

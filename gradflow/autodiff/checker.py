@@ -11,10 +11,11 @@ from typing import Optional
 import numpy as np
 
 from gradflow.autodiff.gradients import gradients
+from gradflow.framework.default_session import get_default_session
 from gradflow.framework.graph import Tensor
 from gradflow.framework.indexed_slices import IndexedSlicesValue
 from gradflow.ops import array
-from gradflow.runtime.session import Session, get_default_session
+from gradflow.runtime.session import Session
 
 __all__ = ["compute_gradient", "compute_gradient_error"]
 

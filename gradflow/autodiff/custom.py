@@ -16,6 +16,7 @@ from gradflow.framework.function import FuncGraph, Function
 from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.framework.registry import RegisterGradient, define_op
 from gradflow.ops.functional import as_function_output, call_function
+from gradflow.ops.state import Variable
 
 __all__ = ["custom_gradient", "recompute_grad"]
 
@@ -84,7 +85,6 @@ def custom_gradient(f: Callable) -> Callable:
 
 def _variables_read_since(graph, first_op_id: int) -> list:
     """The Variables whose values the ops created since ``first_op_id`` read."""
-    from gradflow.ops.state import Variable
     by_ref = {}
     for v in graph.get_collection("variables"):
         if isinstance(v, Variable):

@@ -21,11 +21,13 @@ from gradflow.autodiff.aggregation import aggregate, validate_aggregation_method
 from gradflow.framework import dtypes
 from gradflow.framework.compile_scope import gradient_compile_attrs
 from gradflow.framework.constant import constant, convert_to_tensor
+from gradflow.framework.function import Function, carries_gradient, set_symbolic_gradient_builder
 from gradflow.framework.graph import Graph, Operation, Tensor, gc_paused, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import get_gradient_function, gradient_targets
 from gradflow.ops import array, control
 from gradflow.ops.common import graph_for
+from gradflow.ops.functional import zeros_like_any
 
 __all__ = ["gradients", "gradients_v2", "UnconnectedGradients"]
 
@@ -435,3 +437,31 @@ def _log_gradients(op: Operation, out_grads: list, in_grads: list) -> None:
     logger.debug("Gradient for '%s'", op.name)
     logger.debug("  in  --> %s", names(out_grads))
     logger.debug("  out --> %s", names(in_grads))
+
+
+def _function_gradient(function: Function) -> Function:
+    """A function of (inputs..., output gradients...) -> gradients of trainable inputs.
+
+    Built inside the function's own graph, so the forward ops it needs are simply
+    recomputed when the gradient runs. Inputs without a gradient get zeros.
+    """
+    graph = function.graph
+    with graph.as_default(), graph.name_scope(None):
+        output_grads = [graph.add_input(t.dtype, t.shape, name="output_grad")
+                        for t in function.outputs]
+        targets = [function.inputs[i] for i in function.trainable_input_indices()]
+        differentiable = [(y, dy) for y, dy in zip(function.outputs, output_grads, strict=True)
+                          if carries_gradient(y)]
+        if differentiable and targets:
+            grads = gradients([y for y, _ in differentiable], targets,
+                              grad_ys=[dy for _, dy in differentiable])
+        else:
+            grads = [None] * len(targets)
+        outputs = [zeros_like_any(x) if g is None else convert_to_tensor(g)
+                   for x, g in zip(targets, grads, strict=True)]
+    return Function(graph, function.inputs + output_grads, outputs,
+                    name=f"{function.name}_grad")
+
+
+# Function.symbolic_gradient (ground floor) builds through this, as it needs gradients().
+set_symbolic_gradient_builder(_function_gradient)

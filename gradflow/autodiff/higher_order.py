@@ -14,6 +14,8 @@ from gradflow.autodiff.vectorize import NotVectorizable, vectorize
 from gradflow.framework.constant import constant, convert_to_tensor
 from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.ops import array, math
+from gradflow.ops.functional import while_loop
+from gradflow.ops.tensor_array import TensorArray
 
 __all__ = ["hessian_vector_product", "hessians", "hessians_v2", "stacked_rows"]
 
@@ -58,8 +60,6 @@ def stacked_rows(y: Tensor, x: Tensor, **gradient_kwargs) -> Tensor:
 
 def _rows_by_while_loop(y: Tensor, x: Tensor, **gradient_kwargs) -> Tensor:
     """TensorFlow's construction: one backward pass per element of y, in a graph loop."""
-    from gradflow.ops.functional import while_loop
-    from gradflow.ops.tensor_array import TensorArray
     flat = array.reshape(y, [-1])
     count = array.size(y)
 

@@ -88,13 +88,14 @@ def make_ndarray(value, dtype: Optional[dtypes.DType] = None) -> np.ndarray:
     except (TypeError, ValueError) as err:
         raise TypeError(f"Expected {target.name}, got {value!r} of type "
                         f"'{type(value).__name__}' instead.") from err
-    if target is not source_dtype and not _is_exact(value, array, source_dtype, target):
+    if target is not source_dtype and not is_exact_conversion(value, array, source_dtype, target):
         raise TypeError(f"Expected {target.name}, got {value!r} of type "
                         f"'{type(value).__name__}' instead.")
     return array
 
 
-def _is_exact(value, array: np.ndarray, source: dtypes.DType, target: dtypes.DType) -> bool:
+def is_exact_conversion(value, array: np.ndarray, source: dtypes.DType,
+                        target: dtypes.DType) -> bool:
     """Whether casting ``value`` to ``target`` keeps it (float->int must be integral)."""
     if source.is_complex and not target.is_complex:
         return False

@@ -3,8 +3,13 @@
 A ``FuncGraph`` is a Graph nested in another. When one of its ops uses a tensor of an
 enclosing graph, the tensor is *captured*: a placeholder stands for it inside, and
 the calling op passes the outer tensor in as an extra input. A ``Function`` pairs a
-FuncGraph with its input and output tensors; it runs by executing a cached plan.
-Functions are the building block of ``Defun``, ``cond`` and ``while_loop``.
+FuncGraph with its input and output tensors. Functions are the building block of
+``Defun``, ``cond`` and ``while_loop``.
+
+This module sits on the ground floor, so it neither runs nor differentiates a
+function itself: the runtime runs one (``RunContext.call``, keeping the compiled plan
+in ``Function.plan``), and autodiff installs the builder of a function's gradient
+with ``set_symbolic_gradient_builder`` when it is imported.
 """
 from __future__ import annotations
 
@@ -15,9 +20,10 @@ from gradflow.framework import dtypes
 from gradflow.framework.graph import Graph, Tensor, get_default_graph
 from gradflow.framework.tensor_shape import TensorShape
 
-__all__ = ["FuncGraph", "Function", "trace_function"]
+__all__ = ["FuncGraph", "Function", "trace_function", "set_symbolic_gradient_builder"]
 
 _unique_ids = itertools.count()
+_symbolic_gradient_builder: Optional[Callable[["Function"], "Function"]] = None
 
 
 class FuncGraph(Graph):
@@ -91,16 +97,8 @@ class Function:
         self.name = name or f"{graph.name}_{next(_unique_ids)}"
         self.python_grad_func: Optional[Callable] = None
         self.grad_func = None
-        self._plan = None
+        self.plan = None  # the runtime's compiled plan, kept here between runs
         self._gradient: Optional[Function] = None
-
-    def run(self, context, args: Sequence) -> list:
-        """Executes the function on input values; the plan is compiled once."""
-        from gradflow.runtime.executor import compile_plan, graph_structure_version
-        plan = self._plan
-        if plan is None or plan.structure_version != graph_structure_version(self.graph):
-            plan = self._plan = compile_plan(self.graph, self.outputs, self.inputs)
-        return plan.run(context, args)
 
     def symbolic_gradient(self) -> "Function":
         """A function of (inputs..., output gradients...) -> gradients of trainable inputs.
@@ -109,7 +107,11 @@ class Function:
         recomputed when the gradient runs. Inputs without a gradient get zeros.
         """
         if self._gradient is None:
-            self._gradient = _build_symbolic_gradient(self)
+            if _symbolic_gradient_builder is None:
+                raise RuntimeError(f"Cannot differentiate function '{self.name}': no gradient "
+                                   "builder is installed (gradflow.autodiff.gradients installs "
+                                   "it when imported).")
+            self._gradient = _symbolic_gradient_builder(self)
         return self._gradient
 
     def trainable_input_indices(self) -> list[int]:
@@ -124,27 +126,10 @@ def carries_gradient(t: Tensor) -> bool:
     return t.dtype.is_trainable or t.dtype is dtypes.variant
 
 
-def _build_symbolic_gradient(function: Function) -> Function:
-    from gradflow.autodiff.gradients import gradients
-    from gradflow.ops.functional import zeros_like_any
-    graph = function.graph
-    with graph.as_default(), graph.name_scope(None):
-        output_grads = [graph.add_input(t.dtype, t.shape, name="output_grad")
-                        for t in function.outputs]
-        trainable = function.trainable_input_indices()
-        targets = [function.inputs[i] for i in trainable]
-        differentiable = [(y, dy) for y, dy in zip(function.outputs, output_grads)
-                          if carries_gradient(y)]
-        if differentiable and targets:
-            grads = gradients([y for y, _ in differentiable], targets,
-                              grad_ys=[dy for _, dy in differentiable])
-        else:
-            grads = [None] * len(targets)
-        from gradflow.framework.constant import convert_to_tensor
-        outputs = [zeros_like_any(x) if g is None else convert_to_tensor(g)
-                   for x, g in zip(targets, grads)]
-    return Function(graph, function.inputs + output_grads, outputs,
-                    name=f"{function.name}_grad")
+def set_symbolic_gradient_builder(builder: Callable[[Function], Function]) -> None:
+    """Installs how ``Function.symbolic_gradient`` builds a gradient (autodiff's hook)."""
+    global _symbolic_gradient_builder
+    _symbolic_gradient_builder = builder
 
 
 def trace_function(fn: Callable, input_specs: Sequence[tuple], name: str,

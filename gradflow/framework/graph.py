@@ -15,6 +15,7 @@ import threading
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from gradflow.framework import dtypes as _dtypes
+from gradflow.framework.default_session import run_in_default_session
 from gradflow.framework.registry import get_op_def
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 
@@ -132,7 +133,6 @@ class Tensor:
 
     def eval(self, feed_dict=None, session=None):
         """Runs this tensor in ``session`` (default: the default session)."""
-        from gradflow.runtime.session import run_in_default_session
         return run_in_default_session(self, feed_dict, session)
 
     def __repr__(self) -> str:
@@ -279,7 +279,6 @@ class Operation:
 
     def run(self, feed_dict=None, session=None) -> None:
         """Runs this op in ``session`` (default: the default session)."""
-        from gradflow.runtime.session import run_in_default_session
         run_in_default_session(self, feed_dict, session)
 
     def __repr__(self) -> str:

@@ -107,7 +107,7 @@ def _infer_call(inputs, attrs):
 
 
 def _call_kernel(ctx, *args, f):
-    results = f.run(ctx, args)
+    results = ctx.call(f, args)
     return results[0] if len(results) == 1 else tuple(results)
 
 
@@ -298,7 +298,7 @@ def _infer_if(inputs, attrs):
 
 def _if_kernel(ctx, predicate, *args, then_branch, else_branch):
     branch = then_branch if bool(predicate) else else_branch
-    results = branch.run(ctx, args)
+    results = ctx.call(branch, args)
     return results[0] if len(results) == 1 else tuple(results)
 
 
@@ -444,10 +444,10 @@ def _while_kernel(ctx, *args, cond, body, num_loop_vars, shapes, record_history,
     state = list(args[:num_loop_vars])
     extras = list(args[num_loop_vars:])
     history = [] if record_history else None
-    while bool(cond.run(ctx, state + extras)[0]):
+    while bool(ctx.call(cond, state + extras)[0]):
         if history is not None:
             history.append(tuple(state))
-        state = body.run(ctx, state + extras)
+        state = ctx.call(body, state + extras)
     return tuple(state) + (LoopHistory(history or []),)
 
 

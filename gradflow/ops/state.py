@@ -13,6 +13,7 @@ import numpy as np
 from gradflow.framework import dtypes
 from gradflow.framework.constant import (constant, convert_to_tensor,
                                          register_tensor_conversion_function)
+from gradflow.framework.default_session import get_default_session
 from gradflow.framework.graph import GraphKeys, Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
@@ -261,9 +262,8 @@ class Variable:
         return graph.create_op("ReadVariableOp", (self._ref,), {}, name="read").outputs[0]
 
     def initialized_value(self) -> Tensor:
-        from gradflow.ops.array import identity
         with self.graph.control_dependencies([self._initializer_op]):
-            return identity(self._initial_value)
+            return array.identity(self._initial_value)
 
     def _as_graph_element(self) -> Tensor:
         return self._snapshot
@@ -289,7 +289,6 @@ class Variable:
 
     def load(self, value, session=None) -> None:
         """Writes ``value`` into the variable in ``session`` (default session if None)."""
-        from gradflow.runtime.session import get_default_session
         session = session or get_default_session()
         if session is None:
             raise ValueError("Either session argument should be provided or default session "

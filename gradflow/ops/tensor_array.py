@@ -43,7 +43,7 @@ from gradflow.framework.graph import Operation, Tensor, get_default_graph
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import array, math
-from gradflow.ops.array import _static_shape_of
+from gradflow.ops.primitives import static_shape_of as _static_shape_of
 from gradflow.ops.common import apply_op
 from gradflow.ops.functional import zeros_like_any
 

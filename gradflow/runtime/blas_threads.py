@@ -23,6 +23,8 @@ import threading
 import time
 from typing import Optional
 
+import numpy as np
+
 __all__ = ["enter", "leave", "set_adaptive", "SAMPLE_S"]
 
 SAMPLE_S = 0.2
@@ -50,13 +52,12 @@ class _OpenBlas:
 
 def _find_openblas() -> Optional[_OpenBlas]:
     """The OpenBLAS NumPy loaded (its wheels bundle one in ``numpy.libs``), if any."""
-    import numpy
     try:
         with open("/proc/self/maps") as maps:
             paths = set(_OPENBLAS_FILES.findall(maps.read()))
     except OSError:
         return None
-    numpy_dir = os.path.dirname(numpy.__file__)
+    numpy_dir = os.path.dirname(np.__file__)
     paths = sorted(paths, key=lambda path: (not path.startswith(numpy_dir), path))
     for path in paths:
         try:

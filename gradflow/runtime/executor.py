@@ -10,9 +10,9 @@ allocation-aware fast kernel (``runtime/fast_kernels.py``) that may write its re
 into the buffer of an input dying at that step. A plan runs interpreted at first; once
 it has run ``CODEGEN_AFTER_RUNS`` times it is turned into straight-line Python
 (``runtime/codegen.py``), which does the same steps without the interpreter's
-per-step overhead (plans of up to ``CODEGEN_MAX_STEPS`` steps). Results are bit-identical in every mode; with optimizations off
-(``set_optimizations(False)`` or ``GRADFLOW_OPTIMIZE=0``) a plan runs every required
-op's own kernel, interpreted.
+per-step overhead (plans of up to ``CODEGEN_MAX_STEPS`` steps). Results are
+bit-identical in every mode; with optimizations off (``set_optimizations(False)`` or
+``GRADFLOW_OPTIMIZE=0``) a plan runs every required op's own kernel, interpreted.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from gradflow.framework import errors
+from gradflow.framework.function import Function
 from gradflow.framework.graph import Graph, Operation, Tensor, gc_paused
 from gradflow.runtime import blas_threads, codegen, fast_kernels
 from gradflow.runtime.optimizer import Constant, Program, build_program
@@ -99,6 +100,16 @@ class RunContext:
 
     def commit(self) -> None:
         self.store.update(self.pending)
+
+    def call(self, function: Function, args: Sequence) -> list:
+        """Runs a graph function (the body of a call, cond or loop op) within this run.
+
+        Its plan is compiled on first use and kept on the function until its graph changes.
+        """
+        plan = function.plan
+        if plan is None or plan.structure_version != graph_structure_version(function.graph):
+            plan = function.plan = compile_plan(function.graph, function.outputs, function.inputs)
+        return plan.run(self, args)
         self.pending.clear()
 
 
@@ -438,8 +449,9 @@ def _fits_output(node, position: int) -> bool:
         return False
     out = node.op._outputs[0]
     count = out.shape.num_elements()
-    return value.dtype is out.dtype and count is not None and \
-        count >= fast_kernels.INPLACE_MIN_ELEMENTS and value.shape.as_tuple() == out.shape.as_tuple()
+    return (value.dtype is out.dtype and count is not None
+            and count >= fast_kernels.INPLACE_MIN_ELEMENTS
+            and value.shape.as_tuple() == out.shape.as_tuple())
 
 
 def _in_place(call):

@@ -6,49 +6,21 @@ compiled once per (fetches, feeds) signature and cached.
 """
 from __future__ import annotations
 
-import contextlib
 import threading
 from typing import Any, Callable, Optional
 
 import numpy as np
 
 from gradflow.framework import dtypes
-from gradflow.framework.constant import _is_exact
+from gradflow.framework.constant import is_exact_conversion
+from gradflow.framework.default_session import (default_session, get_default_session,
+                                                push_default_session, remove_default_session)
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from gradflow.runtime.executor import RunContext, compile_plan, graph_structure_version
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
-
-_local = threading.local()
-
-
-def _session_stack() -> list:
-    try:
-        return _local.sessions
-    except AttributeError:
-        _local.sessions = []
-        return _local.sessions
-
-
-def get_default_session() -> Optional["Session"]:
-    stack = _session_stack()
-    return stack[-1] if stack else None
-
-
-def run_in_default_session(fetch, feed_dict, session: Optional["Session"]):
-    """Backs ``Tensor.eval`` and ``Operation.run``."""
-    session = session or get_default_session()
-    if session is None:
-        raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
-                         "registered. Use `with sess.as_default()` or pass an explicit "
-                         "session to `eval(session=sess)`")
-    if session.graph is not fetch.graph:
-        raise ValueError("Cannot use the given session to evaluate tensor: the tensor's "
-                         "graph is different from the session's graph.")
-    return session.run(fetch, feed_dict)
-
 
 class _Fetches:
     """Flattens a fetch nest into graph elements and rebuilds results into that nest."""
@@ -228,12 +200,12 @@ class Session:
         self._variables.clear()
 
     def as_default(self):
-        return _default_session(self)
+        return default_session(self)
 
     def __enter__(self) -> "Session":
         if self._default_context is not None:
             raise RuntimeError("Session is already entered as the default session.")
-        self._default_context = _default_session(self)
+        self._default_context = default_session(self)
         self._default_context.__enter__()
         return self
 
@@ -246,28 +218,15 @@ class Session:
         self._closed = True
 
 
-@contextlib.contextmanager
-def _default_session(session: Session):
-    stack = _session_stack()
-    stack.append(session)
-    try:
-        with session.graph.as_default():
-            yield session
-    finally:
-        stack.remove(session)
-
-
 class InteractiveSession(Session):
     """A Session that makes itself the default as soon as it is created (for shells)."""
 
     def __init__(self, target: str = "", graph: Optional[Graph] = None, config=None):
         super().__init__(target, graph, config)
-        _session_stack().append(self)
+        push_default_session(self)
 
     def close(self) -> None:
-        stack = _session_stack()
-        if self in stack:
-            stack.remove(self)
+        remove_default_session(self)
         super().close()
 
 
@@ -306,4 +265,4 @@ def _feed_cast_ok(source: np.ndarray, array: np.ndarray, dtype: dtypes.DType) ->
         source_dtype = dtypes.as_dtype(source.dtype)
     except TypeError:
         return False
-    return _is_exact(source, array, source_dtype, dtype)
+    return is_exact_conversion(source, array, source_dtype, dtype)

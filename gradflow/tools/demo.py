@@ -16,11 +16,19 @@ from typing import Optional, TextIO
 
 import numpy as np
 
-import gradflow as gf
+from gradflow.framework.dtypes import float32, int64
+from gradflow.framework.graph import Graph, name_scope
+from gradflow.ops.array import placeholder
+from gradflow.ops.math import argmax, cast, equal, matmul, reduce_mean
+from gradflow.ops.nn import relu, sparse_softmax_cross_entropy_with_logits
+from gradflow.ops.state import Variable, global_variables_initializer
 from gradflow.runtime.executor import required_ops
+from gradflow.runtime.session import Session
 from gradflow.tools.plot import line_chart_svg, moving_average
 from gradflow.tools.serialization import save_graph
 from gradflow.tools.visualize import graphviz_available, render, to_dot
+from gradflow.train import (AdagradOptimizer, AdamOptimizer, GradientDescentOptimizer,
+                            MomentumOptimizer, RMSPropOptimizer, Saver)
 
 __all__ = ["DemoConfig", "DemoResult", "run_demo", "load_digits", "OPTIMIZERS"]
 
@@ -74,14 +82,14 @@ def run_demo(config: DemoConfig, out: Optional[TextIO] = None) -> DemoResult:
     out.write(f"Training a {train_x.shape[1]}-{HIDDEN_UNITS}-10 MLP on {len(train_x)} "
               f"handwritten digits ({len(test_x)} held out) with {config.optimizer}, "
               f"learning rate {learning_rate:g}, {config.steps} steps of {BATCH_SIZE}.\n")
-    graph = gf.Graph()
+    graph = Graph()
     with graph.as_default():
         model = _Model(rng, config.optimizer, learning_rate)
         # The picture shows what a training step runs, not the variable initialisers.
         picture_ops = required_ops([model.accuracy], [model.train_op], set())
-        saver = gf.train.Saver(max_to_keep=1)
-        with gf.Session(graph=graph) as sess:
-            sess.run(gf.global_variables_initializer())
+        saver = Saver(max_to_keep=1)
+        with Session(graph=graph) as sess:
+            sess.run(global_variables_initializer())
             losses = _train(sess, model, train_x, train_y, config, rng, out)
             accuracy = float(sess.run(model.accuracy, {model.images: test_x,
                                                        model.labels: test_y}))
@@ -107,35 +115,34 @@ class _Model:
     """The network, its loss, accuracy and train op, built in the default graph."""
 
     def __init__(self, rng, optimizer: str, learning_rate: float):
-        self.images = gf.placeholder(gf.float32, [None, 64], name="images")
-        self.labels = gf.placeholder(gf.int64, [None], name="labels")
-        with gf.name_scope("hidden"):
-            hidden = gf.nn.relu(gf.matmul(self.images, _weights(rng, 64, HIDDEN_UNITS))
-                                + gf.Variable(np.zeros(HIDDEN_UNITS, np.float32), name="bias"))
-        with gf.name_scope("output"):
-            logits = gf.matmul(hidden, _weights(rng, HIDDEN_UNITS, 10)) + \
-                gf.Variable(np.zeros(10, np.float32), name="bias")
-        self.loss = gf.reduce_mean(gf.nn.sparse_softmax_cross_entropy_with_logits(
+        self.images = placeholder(float32, [None, 64], name="images")
+        self.labels = placeholder(int64, [None], name="labels")
+        with name_scope("hidden"):
+            hidden = relu(matmul(self.images, _weights(rng, 64, HIDDEN_UNITS))
+                          + Variable(np.zeros(HIDDEN_UNITS, np.float32), name="bias"))
+        with name_scope("output"):
+            logits = matmul(hidden, _weights(rng, HIDDEN_UNITS, 10)) + \
+                Variable(np.zeros(10, np.float32), name="bias")
+        self.loss = reduce_mean(sparse_softmax_cross_entropy_with_logits(
             labels=self.labels, logits=logits), name="loss")
-        correct = gf.equal(gf.argmax(logits, 1), self.labels)
-        self.accuracy = gf.reduce_mean(gf.cast(correct, gf.float32), name="accuracy")
+        correct = equal(argmax(logits, 1), self.labels)
+        self.accuracy = reduce_mean(cast(correct, float32), name="accuracy")
         self.train_op = _optimizer(optimizer, learning_rate).minimize(self.loss)
 
 
 def _weights(rng, fan_in: int, fan_out: int):
     """He-initialised weights (drawn from the demo's seeded NumPy generator)."""
     scale = np.sqrt(2.0 / fan_in)
-    return gf.Variable(rng.normal(0.0, scale, (fan_in, fan_out)).astype(np.float32),
-                       name="weights")
+    return Variable(rng.normal(0.0, scale, (fan_in, fan_out)).astype(np.float32),
+                    name="weights")
 
 
 def _optimizer(name: str, learning_rate: float):
-    train = gf.train
-    return {"sgd": lambda: train.GradientDescentOptimizer(learning_rate),
-            "momentum": lambda: train.MomentumOptimizer(learning_rate, 0.9),
-            "adagrad": lambda: train.AdagradOptimizer(learning_rate),
-            "rmsprop": lambda: train.RMSPropOptimizer(learning_rate),
-            "adam": lambda: train.AdamOptimizer(learning_rate)}[name]()
+    return {"sgd": lambda: GradientDescentOptimizer(learning_rate),
+            "momentum": lambda: MomentumOptimizer(learning_rate, 0.9),
+            "adagrad": lambda: AdagradOptimizer(learning_rate),
+            "rmsprop": lambda: RMSPropOptimizer(learning_rate),
+            "adam": lambda: AdamOptimizer(learning_rate)}[name]()
 
 
 def _train(sess, model: _Model, images, labels, config: DemoConfig, rng, out) -> list[float]:

@@ -98,7 +98,8 @@ def _run_dot(dot_source: str, fmt: str) -> bytes:
         result = subprocess.run(["dot", f"-T{fmt}"], input=dot_source.encode(),
                                 capture_output=True, timeout=300, check=False)
         if result.returncode != 0:
-            raise RuntimeError(f"Graphviz 'dot' failed: {result.stderr.decode(errors='replace')}")
+            raise RuntimeError(
+                f"Graphviz 'dot' failed: {result.stderr.decode(errors='replace')}") from None
         return result.stdout
     return graphviz.Source(dot_source).pipe(format=fmt)
 

@@ -403,7 +403,8 @@ def test_G15_cond_returning_tensor_arrays_and_hessian_of_a_loop_falls_back():
     point = np.array([0.3, -0.6])
     eps = 1e-4
     numeric = np.array([[(f(point + eps * (ei + ej)) - f(point + eps * (ei - ej))
-                          - f(point - eps * (ei - ej)) + f(point - eps * (ei + ej))) / (4 * eps ** 2)
+                          - f(point - eps * (ei - ej)) + f(point - eps * (ei + ej)))
+                         / (4 * eps ** 2)
                          for ej in np.eye(2)] for ei in np.eye(2)])
     np.testing.assert_allclose(run(h, {v: point}), numeric, atol=1e-6)
 

@@ -308,7 +308,8 @@ class ProgramBuilder:
         b = self.pick(lambda e: e.shape == a.shape)
         mask = self.rng.integers(0, 2, size=a.shape).astype(bool)
         out = gf.where(mask, a.tensor, gf.sin(b.tensor))
-        return self.add(out, a.shape, f"where({mask.tolist()}, {a.tensor.name}, sin({b.tensor.name}))")
+        return self.add(out, a.shape,
+                        f"where({mask.tolist()}, {a.tensor.name}, sin({b.tensor.name}))")
 
     def segment_sum(self) -> Entry:
         e = self.pick(lambda e: len(e.shape) >= 1) or self.leaf((3, 2))
@@ -421,7 +422,7 @@ class ProgramBuilder:
                 entry = self.pool[-1]
             elif not recent and self.flag():
                 roots = set(self.roots)
-                entry = self.pick(lambda e: e.tensor in roots)
+                entry = self.pick(lambda e, roots=roots: e.tensor in roots)
             else:
                 entry = self.pick()
             if entry is not None and all(entry.tensor is not c.tensor for c in chosen):
@@ -449,7 +450,8 @@ class ProgramChecker:
         self.session.close()
 
     def loss(self) -> gf.Tensor:
-        terms = [gf.reduce_sum(y if g is None else y * g) for y, g in zip(self.p.ys, self.p.grad_ys)]
+        terms = [gf.reduce_sum(y if g is None else y * g)
+                 for y, g in zip(self.p.ys, self.p.grad_ys)]
         return gf.add_n(terms) if len(terms) > 1 else terms[0]
 
     def gradients(self, setting: dict) -> list:

@@ -1,7 +1,6 @@
 """Random programs: every gradient matches central differences (see program_generator)."""
 import os
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st

@@ -67,7 +67,7 @@ def test_npz_decoy_member_cannot_bypass_the_size_check(tmp_path):
 
 
 def test_npz_header_with_overflowing_or_negative_shape(tmp_path):
-    members = _graph_files(tmp_path)
+    _graph_files(tmp_path)
     for shape, message in [((2**32, 2**32), "over the limit"), ((-3,), "negative dimension")]:
         header = io.BytesIO()
         np.lib.format.write_array_header_1_0(
