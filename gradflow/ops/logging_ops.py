@@ -31,7 +31,7 @@ __all__ = ["Assert", "Print", "print", "assert_equal", "assert_none_equal", "ass
            "assert_less_equal", "assert_greater", "assert_greater_equal", "assert_positive",
            "assert_negative", "assert_non_negative", "assert_non_positive", "assert_rank",
            "assert_rank_at_least", "assert_type", "assert_integer", "assert_scalar",
-           "assert_proper_iterable", "is_numeric_tensor", "summarize_value"]
+           "assert_proper_iterable", "is_numeric_tensor"]
 
 
 def _number(value) -> str:
@@ -155,13 +155,30 @@ def Print(input_, data: Sequence, message: Optional[str] = None,  # noqa: N802
                         counter=next(_print_ops))
 
 
+def format_value(array: np.ndarray, summarize: int, depth: int = 0) -> str:
+    """``array`` as ``tf.print`` shows it: the first and last ``summarize`` entries of each
+    dimension around ``...``, rows on their own lines."""
+    array = np.asarray(array)
+    if array.ndim == 0:
+        return _number(array[()])
+    count = array.shape[0]
+    if 0 <= summarize and 2 * summarize < count:
+        indices = list(range(summarize)) + [None] + list(range(count - summarize, count))
+    else:
+        indices = list(range(count))
+    parts = ["..." if i is None else format_value(array[i], summarize, depth + 1)
+             for i in indices]
+    separator = " " if array.ndim == 1 else "\n" + " " * (depth + 1)
+    return "[" + separator.join(parts) + "]"
+
+
 def _infer_print_v2(inputs, attrs):
     return []
 
 
 def _print_v2_kernel(*values, template, output_stream, end, summarize):
     parts = iter(values)
-    text = " ".join(summarize_value(next(parts), summarize) if piece is None else piece
+    text = " ".join(format_value(next(parts), summarize) if piece is None else piece
                     for piece in template)
     stream = sys.stdout if output_stream == "stdout" else sys.stderr
     stream.write(text + end)
@@ -172,15 +189,17 @@ define_op("PrintV2", infer=_infer_print_v2, kernel=_print_v2_kernel, stateful=Tr
 NotDifferentiable("PrintV2")
 
 
-def print(*inputs, output_stream=sys.stderr, summarize: int = 3, sep: str = " ",  # noqa: A001
+def print(*inputs, output_stream=None, summarize: int = 3, sep: str = " ",  # noqa: A001
           end: str = "\n", name: Optional[str] = None) -> Operation:
-    """An op printing ``inputs`` (tensors and Python values) when run (``tf.print``)."""
+    """An op printing ``inputs`` (tensors and Python values) when run (``tf.print``);
+    ``output_stream`` is ``sys.stderr`` (the default) or ``sys.stdout``."""
     if sep != " ":
         raise ValueError("print: sep other than ' ' is not supported")
-    if output_stream not in (sys.stderr, sys.stdout, "stderr", "stdout"):
+    stdout = (sys.stdout, sys.__stdout__, "stdout")
+    if output_stream not in (None, sys.stderr, sys.__stderr__, "stderr") + stdout:
         raise ValueError("print: output_stream must be sys.stdout or sys.stderr (other "
                          "streams are not supported)")
-    stream = "stdout" if output_stream in (sys.stdout, "stdout") else "stderr"
+    stream = "stdout" if output_stream in stdout else "stderr"
     template = [None if isinstance(i, Tensor) else str(i) for i in inputs]
     tensors = [i for i in inputs if isinstance(i, Tensor)]
     graph = graph_for(tensors)
@@ -272,11 +291,11 @@ def _rank_assert(x, rank: int, at_least: bool, data, summarize, message, name,
         if ndims is not None:
             if ndims < wanted or (not at_least and ndims != wanted):
                 prefix = "" if message is None else f"{message}  "
-                phrase = "at least rank" if at_least else "rank"
+                phrase = "rank at least" if at_least else "rank"
                 raise ValueError(f"{prefix}Tensor {x.name} must have {phrase} {wanted}.  "
                                  f"Received rank {ndims}, shape {x.shape.as_tuple()}")
             return control.no_op(name="static_checks_determined_all_ok")
-        phrase = "at least rank" if at_least else "rank"
+        phrase = "rank at least" if at_least else "rank"
         if data is None:
             data = [message or "", f"Tensor {x.name} must have {phrase}", wanted,
                     "Received shape: ", _shape(x)]
