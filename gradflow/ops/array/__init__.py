@@ -10,27 +10,29 @@ The ops live in this package's modules
 and ``gradflow.ops.primitives``; this module re-exports their public names.
 """
 from gradflow.ops.primitives import (broadcast_gradient_args, broadcast_to, fill, rank, reshape,
-                                     shape, shape_of_input as shape_of_input, stack, unstack, zeros,
-                                     zeros_like)
+                                     shape, stack, unstack, zeros, zeros_like)
 from gradflow.ops.array.construction import (diag, diag_part, eye, lin_space, linspace,
                                              matrix_band_part, matrix_diag, matrix_diag_part,
                                              matrix_set_diag, meshgrid)
-from gradflow.ops.array.indexing import (Unique as Unique, UniqueWithCounts as UniqueWithCounts,
-                                         concat, gather, gather_dim as gather_dim, gather_nd,
-                                         gather_segment_rows as gather_segment_rows,
-                                         indexed_slices_to_tensor as indexed_slices_to_tensor,
-                                         infer_unsorted_segment as infer_unsorted_segment, one_hot,
-                                         scatter_nd, sequence_mask, split, unique,
-                                         unique_with_counts,
-                                         unsorted_segment_kernel as unsorted_segment_kernel,
-                                         unsorted_segment_sum,
-                                         with_trailing_ones as with_trailing_ones)
+from gradflow.ops.array.indexing import (concat, gather, gather_nd, one_hot, scatter_nd,
+                                         sequence_mask, split, unique, unique_with_counts,
+                                         unsorted_segment_sum)
 from gradflow.ops.array.shapes import (expand_dims, invert_permutation, shape_n, size, squeeze,
                                        transpose)
 from gradflow.ops.array.slicing import (boolean_mask, pad, reverse, reverse_v2, slice,
                                         strided_slice, tile)
 from gradflow.ops.array.sources import (identity, identity_n, ones, ones_like, placeholder,
                                         placeholder_with_default, prevent_gradient, stop_gradient)
+
+# The family's other public names, which other modules use (not in ``__all__``).
+from gradflow.ops.primitives import shape_of_input as shape_of_input
+from gradflow.ops.array.indexing import (Unique as Unique, UniqueWithCounts as UniqueWithCounts,
+                                         gather_dim as gather_dim,
+                                         gather_segment_rows as gather_segment_rows,
+                                         indexed_slices_to_tensor as indexed_slices_to_tensor,
+                                         infer_unsorted_segment as infer_unsorted_segment,
+                                         unsorted_segment_kernel as unsorted_segment_kernel,
+                                         with_trailing_ones as with_trailing_ones)
 
 
 __all__ = [

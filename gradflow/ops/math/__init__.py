@@ -19,27 +19,30 @@ from gradflow.ops.primitives import (add, cast, conj, floordiv, greater_equal, l
                                      select_v2, subtract, where_v2)
 from gradflow.ops.math.elementwise import (abs, acos, acosh, angle, asin, asinh, atan, atan2, atanh,
                                            ceil, clip_by_value, complex, cos, cosh, digamma, div,
-                                           div_no_nan, divide, equal, erf, erfc, erfinv as erfinv,
-                                           exp, expm1, floor, floor_div, floormod, greater, imag,
-                                           is_finite, is_inf, is_nan, less, lgamma, log, log1p,
-                                           log_sigmoid, logical_and, logical_not, logical_or,
-                                           logical_xor, mod, multiply_no_nan as multiply_no_nan,
-                                           ndtri as ndtri, negative, not_equal, polygamma, pow,
-                                           real, realdiv, reciprocal,
-                                           reciprocal_no_nan as reciprocal_no_nan, rint, round,
-                                           rsqrt, scalar_mul, select, sigmoid, sign, sin, sinh,
-                                           softplus as softplus, softsign as softsign, sqrt, square,
+                                           div_no_nan, divide, equal, erf, erfc, exp, expm1, floor,
+                                           floor_div, floormod, greater, imag, is_finite, is_inf,
+                                           is_nan, less, lgamma, log, log1p, log_sigmoid,
+                                           logical_and, logical_not, logical_or, logical_xor, mod,
+                                           negative, not_equal, polygamma, pow, real, realdiv,
+                                           reciprocal, rint, round, rsqrt, scalar_mul, select,
+                                           sigmoid, sign, sin, sinh, sqrt, square,
                                            squared_difference, tan, tanh, to_double, to_float,
                                            to_int32, to_int64, truediv, truncatediv, truncatemod,
-                                           where, xdivy as xdivy, xlogy as xlogy)
+                                           where)
 from gradflow.ops.math.products import accumulate_n, add_n, matmul
 from gradflow.ops.math.reductions import (argmax, argmin, argsort, count_nonzero, cumprod, cumsum,
                                           is_non_decreasing, is_strictly_increasing, lbeta,
-                                          reduce_all, reduce_any,
-                                          reduce_euclidean_norm as reduce_euclidean_norm,
-                                          reduce_logsumexp, reduce_max, reduce_mean, reduce_min,
-                                          reduce_prod, reduce_std as reduce_std,
-                                          reduce_variance as reduce_variance, sort,
+                                          reduce_all, reduce_any, reduce_logsumexp, reduce_max,
+                                          reduce_mean, reduce_min, reduce_prod, sort)
+
+# The family's other public names, which other modules use (not in ``__all__``).
+from gradflow.ops.math.elementwise import (erfinv as erfinv, multiply_no_nan as multiply_no_nan,
+                                           ndtri as ndtri, reciprocal_no_nan as reciprocal_no_nan,
+                                           softplus as softplus, softsign as softsign,
+                                           xdivy as xdivy, xlogy as xlogy)
+from gradflow.ops.math.reductions import (reduce_euclidean_norm as reduce_euclidean_norm,
+                                          reduce_std as reduce_std,
+                                          reduce_variance as reduce_variance,
                                           zero_fraction as zero_fraction)
 
 

@@ -14,6 +14,7 @@ The ops live in this package's modules
 (``activations``, ``losses``, ``normalization``, ``convolution``, ``pooling``, ``lookup``);
 this module re-exports their public names.
 """
+# The nn ops. ``__all__`` stays empty: ``gradflow.nn`` names what it hands on.
 from gradflow.ops.nn.activations import (bias_add as bias_add, elu as elu, gelu as gelu,
                                          leaky_relu as leaky_relu, log_softmax as log_softmax,
                                          relu as relu, relu6 as relu6, selu as selu, silu as silu,
