@@ -58,7 +58,8 @@ def _zero_state_tensors(state_size, batch_size, dtype: dtypes.DType):
         shape = array.concat([array.reshape(convert_to_tensor(batch_size, dtype=dtypes.int32),
                                             [1]), convert_to_tensor(dims, dtype=dtypes.int32)],
                              0) if static_batch is None else [static_batch] + dims
-        zeros = array.zeros(shape, dtype=dtype)
+        # one op named "zeros" per state tensor, as TF1 names them
+        zeros = array.fill(shape, convert_to_tensor(0, dtype=dtype), name="zeros")
         zeros.set_shape(TensorShape([static_batch] + dims))
         return zeros
 

@@ -1,0 +1,154 @@
+"""One SGD training step of a ``dynamic_rnn`` BasicLSTMCell, gradflow vs TensorFlow.
+
+Batch 32, 128 units, 50 steps, 128-wide float32 inputs; the loss is the mean of the
+outputs' squares plus the final state's; forward, backward through the loop, and a
+``GradientDescentOptimizer`` update, all in one ``sess.run(train_op)``. The same TF1
+program runs in gradflow and, when it is importable, in TensorFlow 2.x's ``compat.v1``
+``dynamic_rnn`` (tf-keras' legacy cells), timed in the same rounds. Beside them, the
+NumPy bound: the step's arithmetic written directly in NumPy (matrix products and
+elementwise gate math, forward and backward), and the per-iteration overhead, taken
+from the times at 50 and at 5 steps.
+
+    python benchmarks/lstm_step.py [--repeats 15] [--profile]
+
+Run it with ``/opt/tfenv/bin/python`` and ``PYTHONPATH`` at this tree to get the
+TensorFlow column; without TensorFlow that column shows "-".
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+
+import numpy as np
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # tf.nn.rnn_cell lives in tf-keras
+
+from common import Table, load, ms, print_tables, ratio_text, time_interleaved, verdict  # noqa: E402
+
+BATCH, UNITS, DEPTH, STEPS = 32, 128, 128, 50
+
+
+def _inputs(steps: int) -> np.ndarray:
+    return np.random.default_rng(0).standard_normal((BATCH, steps, DEPTH)).astype(np.float32)
+
+
+def graph_step(tf, steps: int):
+    """A callable running one training step of the TF1 program in library ``tf``."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.constant(_inputs(steps))
+        cell = tf.nn.rnn_cell.BasicLSTMCell(UNITS)
+        outputs, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+        loss = tf.reduce_mean(tf.square(outputs)) + tf.reduce_mean(tf.square(state.c))
+        train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+        init = tf.global_variables_initializer()
+    session = tf.Session(graph=graph)
+    session.run(init)
+    return lambda: session.run(train)
+
+
+def numpy_step(steps: int):
+    """The same step's arithmetic in NumPy: the bound a graph runtime can approach."""
+    rng = np.random.default_rng(1)
+    xs = _inputs(steps)
+    kernel = (rng.standard_normal((DEPTH + UNITS, 4 * UNITS)) * 0.05).astype(np.float32)
+    bias = np.zeros(4 * UNITS, np.float32)
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+
+    def run():
+        c = np.zeros((BATCH, UNITS), np.float32)
+        h = np.zeros((BATCH, UNITS), np.float32)
+        saved = []
+        for t in range(steps):
+            joined = np.concatenate([xs[:, t], h], 1)
+            i, j, f, o = np.split(joined @ kernel + bias, 4, axis=1)
+            si, tj, sf, so = sigmoid(i), np.tanh(j), sigmoid(f + 1.0), sigmoid(o)
+            c_new = c * sf + si * tj
+            tc = np.tanh(c_new)
+            saved.append((joined, c, si, tj, sf, so, tc))
+            c, h = c_new, tc * so
+        dh = np.zeros_like(h)
+        dc = 2 * c / c.size
+        dkernel = np.zeros_like(kernel)
+        for joined, c_prev, si, tj, sf, so, tc in reversed(saved):
+            dh = dh + 2 * (tc * so) / (BATCH * steps * UNITS)
+            do = dh * tc * so * (1 - so)
+            dc = dc + dh * so * (1 - tc * tc)
+            df = dc * c_prev * sf * (1 - sf)
+            di = dc * tj * si * (1 - si)
+            dj = dc * si * (1 - tj * tj)
+            dgates = np.concatenate([di, dj, df, do], 1)
+            dkernel += joined.T @ dgates
+            dh = (dgates @ kernel.T)[:, DEPTH:]
+            dc = dc * sf
+        kernel[...] -= 0.01 * dkernel
+    return run
+
+
+def measure(repeats: int) -> dict:
+    candidates = {}
+    for name in ("gradflow", "tensorflow"):
+        module = load(name)
+        if module is not None:
+            candidates[name] = graph_step(module, STEPS)
+            candidates[f"{name} (5 steps)"] = graph_step(module, 5)
+    candidates["numpy"] = numpy_step(STEPS)
+    return time_interleaved(candidates, repeats)
+
+
+def per_step(times: dict, name: str):
+    """Seconds per loop iteration (forward + backward), from the 50- and 5-step runs."""
+    if name not in times:
+        return None
+    return (times[name] - times[f"{name} (5 steps)"]) / (STEPS - 5)
+
+
+def tables(repeats: int) -> list[Table]:
+    times = measure(repeats)
+    gf_s, tf_s = times["gradflow"], times.get("tensorflow")
+    table = Table(f"lstm_step: ms per SGD step (median), dynamic_rnn BasicLSTMCell, batch "
+                  f"{BATCH}, {UNITS} units, {STEPS} steps, float32",
+                  ["gradflow", "tensorflow", "gf/tf", "<=1x", "NumPy bound", "gf/bound",
+                   "gf ms/iter", "tf ms/iter"],
+                  note="ms/iter: the cost of one more time step (forward and backward), "
+                       "from the times at 50 and 5 steps.")
+    table.add(ms(gf_s), ms(tf_s), ratio_text(gf_s, tf_s),
+              verdict(None if tf_s is None else gf_s <= tf_s), ms(times["numpy"]),
+              ratio_text(gf_s, times["numpy"]), ms(per_step(times, "gradflow")),
+              ms(per_step(times, "tensorflow")))
+    return [table]
+
+
+def profile(top: int = 25) -> None:
+    """cProfile of 20 gradflow steps: where the per-iteration time goes."""
+    step = graph_step(load("gradflow"), STEPS)
+    step()
+    step()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(20):
+        step()
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(top)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--profile", action="store_true",
+                        help="print a cProfile of gradflow's step instead of the table")
+    args = parser.parse_args(argv)
+    if args.profile:
+        profile()
+        return 0
+    print_tables(tables(args.repeats))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
