@@ -224,9 +224,10 @@ def image_summary_op(tag, tensor, max_images: int, name: str):
 # AudioSummaryV2 --------------------------------------------------------------------------
 
 def encode_wav(samples: np.ndarray, sample_rate: int) -> bytes:
-    """[frames, channels] float samples in [-1, 1] as a 16-bit PCM WAV file."""
+    """[frames, channels] float samples in [-1, 1] as a 16-bit PCM WAV file (TF scales by
+    32768 and clips to the int16 range)."""
     frames, channels = samples.shape
-    pcm = np.round(np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2")
+    pcm = np.clip(np.round(samples * 32768.0), -32768, 32767).astype("<i2")
     buffer = io.BytesIO()
     data = pcm.tobytes()
     buffer.write(b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVE")
