@@ -72,3 +72,4 @@ from gradflow.io.protos import *  # noqa: F401,F403,E402
 from gradflow import debugging  # noqa: F401,E402
 from gradflow.summary import Event, SessionLog, Summary  # noqa: F401,E402
 from gradflow.compat import v1 as _compat_v1  # noqa: F401,E402
+from gradflow import client  # noqa: F401,E402

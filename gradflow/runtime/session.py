@@ -18,7 +18,9 @@ from gradflow.framework.default_session import (default_session, get_default_ses
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
-from gradflow.runtime.executor import RunContext, compile_plan, graph_structure_version
+from gradflow.runtime import tracing
+from gradflow.runtime.executor import (RunContext, compile_plan, graph_structure_version,
+                                       required_ops)
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
 
@@ -91,6 +93,7 @@ class Session:
         self._single_fetches: dict = {}  # a lone fetched tensor or op -> its _Fetches
         self._run_lock = threading.Lock()
         self._default_context = None
+        self._config = tracing.checked_config(config)
 
     @property
     def graph(self) -> Graph:
@@ -108,11 +111,16 @@ class Session:
         """Computes ``fetches`` (any nest) with ``feed_dict`` overriding tensors' values."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        trace = tracing.checked_trace(options, run_metadata)
         flat = self._fetches(fetches)
         feed_tensors, feed_values = self._feeds(feed_dict)
         plan = self._plan(flat.tensors, feed_tensors, flat.targets)
         context = RunContext(self, self._variables)
-        results = plan.run(context, feed_values)
+        results = plan.run(context, feed_values, trace)
+        if trace is not None:
+            tracing.fill_step_stats(run_metadata, trace)
+        if options is not None and options.output_partition_graphs and run_metadata is not None:
+            run_metadata.partition_graphs.add().CopyFrom(self._graph.as_graph_def())
         if context.pending:
             with self._run_lock:
                 context.commit()
@@ -133,6 +141,8 @@ class Session:
         if plan is None or plan.structure_version != graph_structure_version(self._graph):
             plan = compile_plan(self._graph, tensors, feed_tensors, targets)
             self._plans[key] = plan
+            if self._config is not None and self._config.log_device_placement:
+                tracing.log_placement(required_ops(tensors, targets, set(feed_tensors)))
         return plan
 
     def _feeds(self, feed_dict) -> tuple[list, list]:
