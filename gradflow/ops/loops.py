@@ -102,13 +102,12 @@ def _leading_size(flat: list[Tensor], what: str) -> Tensor:
     """The common first dimension of ``flat`` (static when known)."""
     for t in flat:
         if t.shape.ndims == 0:
-            raise ValueError(f"{what} must be a tensor (or a nest of tensors) of rank at least "
-                             f"1, got {t.name} of shape {t.shape}")
+            raise ValueError(f"Elements in {what} must be 1+ dimensional Tensors, not scalars")
     static = [t.shape.as_list()[0] for t in flat
               if t.shape.ndims is not None and t.shape.as_list()[0] is not None]
     if len(set(static)) > 1:
-        raise ValueError(f"{what}: all tensors must have the same size in the first "
-                         f"dimension, got {[t.shape for t in flat]}")
+        raise ValueError(f"Dimensions {static[0]} and "
+                         f"{next(d for d in static if d != static[0])} are not compatible")
     if static:
         return convert_to_tensor(static[0], dtype=dtypes.int32, name="n")
     return array.shape(flat[0], out_type=dtypes.int32)[0]
@@ -120,7 +119,10 @@ def _unstacked(flat: list[Tensor]) -> list[TensorArray]:
                         infer_shape=True, name="TensorArray").unstack(t) for t in flat]
 
 
-def _stacked(tas: list[TensorArray], n: Tensor, element_shapes: list) -> list[Tensor]:
+def _stacked(tas: list[TensorArray], n: Tensor, element_shapes: list,
+             back_prop: bool) -> list[Tensor]:
+    """The stacked results, with the static shape known; no gradient without back_prop
+    (the arrays' flows carry none through the loop then)."""
     static_n = constant_value(n)
     results = []
     for ta, shape in zip(tas, element_shapes, strict=True):
@@ -129,7 +131,7 @@ def _stacked(tas: list[TensorArray], n: Tensor, element_shapes: list) -> list[Te
         value.set_shape(leading.concatenate(shape) if shape is not None else
                         leading.concatenate(value.shape[1:]) if value.shape.ndims else
                         TensorShape(None))
-        results.append(value)
+        results.append(value if back_prop else array.stop_gradient(value))
     return results
 
 
@@ -189,7 +191,7 @@ def map_fn(fn: Callable, elems, dtype=None, parallel_iterations: Optional[int] =
                                 (_int32(0), out_tas),
                                 parallel_iterations=parallel_iterations or 10,
                                 back_prop=back_prop, swap_memory=swap_memory)
-        results = _stacked(out_tas, n, element_shapes)
+        results = _stacked(out_tas, n, element_shapes, back_prop)
     return pack_sequence_as(out_structure, results)
 
 
@@ -238,7 +240,8 @@ def _accumulate(fn: Callable, elems, initializer, reverse: bool, keep_all: bool,
                                     parallel_iterations=parallel_iterations,
                                     back_prop=back_prop, swap_memory=swap_memory)
     if keep_all:
-        return pack_sequence_as(structure, _stacked(out_tas, n, [a.shape for a in init]))
+        return pack_sequence_as(structure, _stacked(out_tas, n, [a.shape for a in init],
+                                                    back_prop))
     return pack_sequence_as(structure, finals)
 
 
@@ -273,24 +276,32 @@ def foldr(fn: Callable, elems, initializer=None, parallel_iterations: int = 10,
 
 # ---------------------------------------------------------------------- switch_case
 def _branches(branch_fns) -> list[tuple[int, Callable]]:
+    """``branch_fns`` as sorted ``(key, fn)`` pairs, checked as TF1 checks them."""
     if isinstance(branch_fns, dict):
         items = list(branch_fns.items())
     elif isinstance(branch_fns, (list, tuple)):
-        items = [fn if isinstance(fn, tuple) else (k, fn) for k, fn in enumerate(branch_fns)]
+        items = []
+        for k, entry in enumerate(branch_fns):
+            if callable(entry):
+                items.append((k, entry))
+            elif isinstance(entry, tuple) and len(entry) == 2:
+                items.append(entry)
+            else:
+                raise TypeError("Each entry in 'branch_fns' must be a 2-tuple. Received "
+                                f"{entry}.")
     else:
-        raise TypeError(f"branch_fns must be a list, tuple, or dict. Received: "
-                        f"{branch_fns!r}")
+        raise TypeError("'branch_fns' must be a list, tuple, or dict")
     if not items:
-        raise ValueError("Argument `branch_fns` must be a list, tuple, or dict with at least "
-                         "one callable.")
+        raise ValueError("Must provide at least one item in 'branch_fns'")
     for key, fn in items:
         if not isinstance(key, int) or isinstance(key, bool):
-            raise TypeError(f"branch_fns dict keys must be integers, got {key!r}")
+            raise TypeError(f"key must be a Python `int`, got {type(key)}")
         if not callable(fn):
             raise TypeError(f"fn for key {key} must be callable.")
-    keys = [k for k, _ in items]
-    if len(set(keys)) != len(keys):
-        raise ValueError(f"branch_fns has duplicate keys: {keys}")
+    keys = sorted(k for k, _ in items)
+    if keys != list(range(len(keys))):
+        raise ValueError(f"branch indices (keys) must form contiguous range of [0 to "
+                         f"{len(keys)}) but found {{{','.join(str(k) for k in keys)}}}")
     return sorted(items)
 
 
@@ -304,11 +315,11 @@ def switch_case(branch_index, branch_fns, default: Optional[Callable] = None,
     graph = get_default_graph()
     with graph.atomic(), graph.name_scope(name):
         index = convert_to_tensor(branch_index, name="branch_index")
-        if index.dtype.base_dtype is not dtypes.int32:
-            raise TypeError(f"branch_index must be an int32 scalar, got {index.dtype.name} "
-                            f"({index.name})")
+        if not index.dtype.is_integer:
+            raise TypeError(f"'branch_index' must be an integer Tensor, got <dtype: "
+                            f"'{index.dtype.name}'>")
         if index.shape.ndims not in (None, 0):
-            raise ValueError(f"branch_index must be a scalar, got shape {index.shape}")
+            raise ValueError(f"'branch_index' must be a scalar, got shape {index.shape}")
         fallback = default if default is not None else items[-1][1]
         pairs = [(math.equal(index, key), fn) for key, fn in items]
         return case(pairs, default=fallback, name="case")
