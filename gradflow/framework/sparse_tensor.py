@@ -13,7 +13,7 @@ from typing import Optional
 
 from gradflow.framework import dtypes
 from gradflow.framework.constant import constant_value, convert_to_tensor
-from gradflow.framework.graph import Tensor, name_scope
+from gradflow.framework.graph import Tensor, get_default_graph, name_scope
 from gradflow.framework.tensor_shape import TensorShape
 
 __all__ = ["SparseTensor", "SparseTensorValue", "is_sparse"]
@@ -28,12 +28,14 @@ class SparseTensor:
     __slots__ = ("_indices", "_values", "_dense_shape")
 
     def __init__(self, indices, values, dense_shape):
-        with name_scope(None, "SparseTensor", _graph_values(indices, values, dense_shape)):
+        tensors = _graph_values(indices, values, dense_shape)
+        graph = tensors[0].graph if tensors else get_default_graph()
+        with graph.atomic(), name_scope(None, "SparseTensor", tensors):
             indices = convert_to_tensor(indices, name="indices", dtype=dtypes.int64)
             values = convert_to_tensor(values, name="values")
             dense_shape = convert_to_tensor(dense_shape, name="dense_shape",
                                             dtype=dtypes.int64)
-        _check_components(indices, values, dense_shape)
+            _check_components(indices, values, dense_shape)
         self._indices = indices
         self._values = values
         self._dense_shape = dense_shape

@@ -38,13 +38,11 @@ def _as_sparse(value, arg: str) -> SparseTensor:
 
 
 def _shape_from(shape_t: Tensor) -> TensorShape:
-    """The static shape a 1-D shape tensor holds (entries < 0 or unknown are None)."""
+    """The static shape a 1-D shape tensor holds (entries < 0 or unknown are None); a
+    placeholder's default says nothing, since a feed may replace it."""
     known = static_ints(shape_t)
     if known is not None:
         return TensorShape([d if d >= 0 else None for d in known])
-    producer = shape_t.op
-    if producer.type == "PlaceholderWithDefault":
-        return _shape_from(producer.inputs[0])
     if shape_t.shape.ndims == 1 and shape_t.shape.as_tuple()[0] is not None:
         return TensorShape([None] * shape_t.shape.as_tuple()[0])
     return TensorShape(None)
@@ -242,7 +240,7 @@ define_op("SparseReduceSum", infer=_infer_sparse_reduce_sum, kernel=_sparse_redu
 def _sparse_reduce_sum_grad(op, grad):
     """Each entry receives the gradient of the output element it was summed into."""
     indices, _, shape_t, axes = op.inputs
-    rank = array.size(shape_t)
+    rank = array.size(shape_t, out_type=dtypes.int64)
     normalized = math_ops.floormod(math_ops.cast(axes, dtypes.int64), rank)
     positions = array.reshape(math_ops.range(rank), [-1, 1])
     is_reduced = math_ops.reduce_any(
