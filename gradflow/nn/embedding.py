@@ -68,14 +68,15 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str 
     """One combined embedding per row of ``sp_ids`` (a ``[batch, k]`` SparseTensor of
     ids): the ``combiner`` ("sum", "mean" (default), "sqrtn") of the rows of ``params`` at
     that row's ids, each scaled by its entry of ``sp_weights`` (None: weights of one).
-    Rows without ids are absent past the last row that has some, as in TF."""
+    Rows without ids are absent past the last row that has some, and zero before it."""
     combiner = "mean" if combiner is None else combiner
     if combiner not in _COMBINERS:
-        raise ValueError("combiner must be one of 'mean', 'sqrtn' or 'sum'")
+        raise ValueError(f"combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner}")
     if not isinstance(sp_ids, SparseTensor):
-        raise TypeError("sp_ids must be SparseTensor")
+        raise TypeError(f"sp_ids must be SparseTensor, got {type(sp_ids)}")
     if sp_weights is not None and not isinstance(sp_weights, SparseTensor):
-        raise TypeError("sp_weights must be either None or SparseTensor")
+        raise TypeError(f"sp_weights must be either None or SparseTensor, got "
+                        f"{type(sp_weights)}")
     if partition_strategy not in ("mod", "div"):
         raise ValueError(f"Unrecognized partition strategy: {partition_strategy}.Must be one "
                          "of either `mod` or `div`.")
@@ -102,8 +103,8 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str 
             return segments.segment_sum(weighted, segment_ids, name=scope)
         summed = segments.segment_sum(weighted, segment_ids)
         if combiner == "mean":
-            return math_ops.divide(summed, segments.segment_sum(weights, segment_ids),
-                                   name=scope)
+            return math_ops.div_no_nan(summed, segments.segment_sum(weights, segment_ids),
+                                       name=scope)
         norms = math_ops.sqrt(segments.segment_sum(math_ops.pow(weights, 2), segment_ids))
-        return math_ops.divide(summed, norms, name=scope)
+        return math_ops.div_no_nan(summed, norms, name=scope)
 

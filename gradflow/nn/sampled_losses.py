@@ -33,8 +33,8 @@ def _check_counts(num_sampled, num_classes, num_true) -> None:
 
 
 def _row_sums(x: Tensor) -> Tensor:
-    """Sums each row of a matrix into a vector."""
-    return math_ops.reduce_sum(x, axis=1)
+    """Sums each row of a matrix into a vector (named "Reshape", as in TF)."""
+    return array.reshape(math_ops.reduce_sum(x, axis=1, keepdims=True), [-1])
 
 
 def sampled_logits(weights, biases, labels, inputs, num_sampled: int, num_classes: int,
@@ -102,12 +102,13 @@ def sampled_logits(weights, biases, labels, inputs, num_sampled: int, num_classe
 
 
 def _split_rows(rows: Tensor, count: Tensor) -> tuple[Tensor, Tensor]:
-    """The first ``count`` rows and the rest."""
+    """The first ``count`` rows (``count`` a 1-element vector) and the rest."""
     rank = rows.shape.ndims or 1
-    zeros = [0] * (rank - 1)
+    if rank == 1:
+        return array.slice(rows, [0], count), array.slice(rows, count, [-1])
+    rest = [0] * (rank - 1)
     head = array.slice(rows, [0] * rank, array.concat([count, [-1] * (rank - 1)], 0))
-    tail = array.slice(rows, array.concat([count, zeros], 0) if zeros else count,
-                       [-1] * rank)
+    tail = array.slice(rows, array.concat([count, rest], 0), [-1] * rank)
     return head, tail
 
 

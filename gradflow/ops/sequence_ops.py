@@ -8,7 +8,6 @@ import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import convert_to_tensor
-from gradflow.framework.graph import Tensor
 from gradflow.framework.registry import RegisterGradient, define_op
 from gradflow.ops.common import apply_op, as_tensor, check_dtype_in, graph_for
 
@@ -93,8 +92,7 @@ def reverse_sequence(input, seq_lengths, seq_axis: Optional[int] = None,  # noqa
     graph = graph_for([input, seq_lengths])
     with graph.as_default(), graph.atomic(), graph.name_scope(name or "ReverseSequence") as scope:
         x = convert_to_tensor(input, name="input")
-        lengths = as_tensor(seq_lengths, name="seq_lengths",
-                            dtype=None if isinstance(seq_lengths, Tensor) else dtypes.int64)
+        lengths = as_tensor(seq_lengths, name="seq_lengths", like=x)
         rank = x.shape.ndims
         seq, batch = int(seq_axis), int(batch_axis)
         if rank is not None:
