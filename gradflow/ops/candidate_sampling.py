@@ -299,15 +299,15 @@ def _accidental_hits_kernel(true_classes, sampled, *, num_true, seed, seed2):
     if true_classes.shape[1] != num_true:
         raise _invalid(f"true_classes must have num_true columns, expected: "
                        f"{true_classes.shape[1]} was: {num_true}")
-    positions: dict = {}
-    for j, candidate in enumerate(sampled):
-        positions.setdefault(int(candidate), []).append(j)
+    # As TF: a candidate sampled more than once is found at its last position only, and a
+    # true class listed twice in a row hits twice.
+    position = {int(candidate): j for j, candidate in enumerate(sampled)}
     rows, ids = [], []
     for i, row in enumerate(true_classes):
         for label in row:
-            for j in positions.get(int(label), ()):
+            if int(label) in position:
                 rows.append(i)
-                ids.append(j)
+                ids.append(position[int(label)])
     weights = np.full(len(rows), np.finfo(np.float32).min, dtype=np.float32)
     return np.asarray(rows, dtype=np.int32), np.asarray(ids, dtype=np.int64), weights
 
