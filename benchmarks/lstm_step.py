@@ -5,14 +5,16 @@ outputs' squares plus the final state's; forward, backward through the loop, and
 ``GradientDescentOptimizer`` update, all in one ``sess.run(train_op)``. The same TF1
 program runs in gradflow and, when it is importable, in TensorFlow 2.x's ``compat.v1``
 ``dynamic_rnn`` (tf-keras' legacy cells), timed in the same rounds. Beside them, the
-NumPy bound: the step's arithmetic written directly in NumPy (matrix products and
-elementwise gate math, forward and backward), and the per-iteration overhead, taken
-from the times at 50 and at 5 steps.
+cost of one loop iteration (forward and backward, and forward alone), taken from the
+times at 50 and at 5 steps.
 
     python benchmarks/lstm_step.py [--repeats 15] [--profile]
 
-Run it with ``/opt/tfenv/bin/python`` and ``PYTHONPATH`` at this tree to get the
-TensorFlow column; without TensorFlow that column shows "-".
+For the TensorFlow column run it with TensorFlow's interpreter, this tree and
+gradflow's dependencies (SciPy) on the path; without TensorFlow that column shows "-"::
+
+    PYTHONPATH=.:.venv/lib/python3.11/site-packages /opt/tfenv/bin/python \
+        benchmarks/lstm_step.py
 """
 from __future__ import annotations
 
@@ -35,59 +37,20 @@ def _inputs(steps: int) -> np.ndarray:
     return np.random.default_rng(0).standard_normal((BATCH, steps, DEPTH)).astype(np.float32)
 
 
-def graph_step(tf, steps: int):
-    """A callable running one training step of the TF1 program in library ``tf``."""
+def graph_step(tf, steps: int, train: bool = True):
+    """A callable running one training step (or, without ``train``, only the forward
+    pass and loss) of the TF1 program in library ``tf``."""
     graph = tf.Graph()
     with graph.as_default():
         x = tf.constant(_inputs(steps))
         cell = tf.nn.rnn_cell.BasicLSTMCell(UNITS)
         outputs, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
         loss = tf.reduce_mean(tf.square(outputs)) + tf.reduce_mean(tf.square(state.c))
-        train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+        fetch = tf.train.GradientDescentOptimizer(0.01).minimize(loss) if train else loss
         init = tf.global_variables_initializer()
     session = tf.Session(graph=graph)
     session.run(init)
-    return lambda: session.run(train)
-
-
-def numpy_step(steps: int):
-    """The same step's arithmetic in NumPy: the bound a graph runtime can approach."""
-    rng = np.random.default_rng(1)
-    xs = _inputs(steps)
-    kernel = (rng.standard_normal((DEPTH + UNITS, 4 * UNITS)) * 0.05).astype(np.float32)
-    bias = np.zeros(4 * UNITS, np.float32)
-
-    def sigmoid(v):
-        return 1 / (1 + np.exp(-v))
-
-    def run():
-        c = np.zeros((BATCH, UNITS), np.float32)
-        h = np.zeros((BATCH, UNITS), np.float32)
-        saved = []
-        for t in range(steps):
-            joined = np.concatenate([xs[:, t], h], 1)
-            i, j, f, o = np.split(joined @ kernel + bias, 4, axis=1)
-            si, tj, sf, so = sigmoid(i), np.tanh(j), sigmoid(f + 1.0), sigmoid(o)
-            c_new = c * sf + si * tj
-            tc = np.tanh(c_new)
-            saved.append((joined, c, si, tj, sf, so, tc))
-            c, h = c_new, tc * so
-        dh = np.zeros_like(h)
-        dc = 2 * c / c.size
-        dkernel = np.zeros_like(kernel)
-        for joined, c_prev, si, tj, sf, so, tc in reversed(saved):
-            dh = dh + 2 * (tc * so) / (BATCH * steps * UNITS)
-            do = dh * tc * so * (1 - so)
-            dc = dc + dh * so * (1 - tc * tc)
-            df = dc * c_prev * sf * (1 - sf)
-            di = dc * tj * si * (1 - si)
-            dj = dc * si * (1 - tj * tj)
-            dgates = np.concatenate([di, dj, df, do], 1)
-            dkernel += joined.T @ dgates
-            dh = (dgates @ kernel.T)[:, DEPTH:]
-            dc = dc * sf
-        kernel[...] -= 0.01 * dkernel
-    return run
+    return lambda: session.run(fetch)
 
 
 def measure(repeats: int) -> dict:
@@ -97,12 +60,13 @@ def measure(repeats: int) -> dict:
         if module is not None:
             candidates[name] = graph_step(module, STEPS)
             candidates[f"{name} (5 steps)"] = graph_step(module, 5)
-    candidates["numpy"] = numpy_step(STEPS)
+            candidates[f"{name} forward"] = graph_step(module, STEPS, train=False)
+            candidates[f"{name} forward (5 steps)"] = graph_step(module, 5, train=False)
     return time_interleaved(candidates, repeats)
 
 
 def per_step(times: dict, name: str):
-    """Seconds per loop iteration (forward + backward), from the 50- and 5-step runs."""
+    """Seconds per loop iteration, from the 50- and 5-step runs of ``name``."""
     if name not in times:
         return None
     return (times[name] - times[f"{name} (5 steps)"]) / (STEPS - 5)
@@ -113,14 +77,15 @@ def tables(repeats: int) -> list[Table]:
     gf_s, tf_s = times["gradflow"], times.get("tensorflow")
     table = Table(f"lstm_step: ms per SGD step (median), dynamic_rnn BasicLSTMCell, batch "
                   f"{BATCH}, {UNITS} units, {STEPS} steps, float32",
-                  ["gradflow", "tensorflow", "gf/tf", "<=1x", "NumPy bound", "gf/bound",
-                   "gf ms/iter", "tf ms/iter"],
-                  note="ms/iter: the cost of one more time step (forward and backward), "
-                       "from the times at 50 and 5 steps.")
+                  ["gradflow", "tensorflow", "gf/tf", "<=1x", "gf ms/iter", "tf ms/iter",
+                   "gf fwd ms/iter", "tf fwd ms/iter"],
+                  note="ms/iter: the cost of one more time step, forward and backward (fwd: "
+                       "forward and loss only), from the times at 50 and 5 steps.")
     table.add(ms(gf_s), ms(tf_s), ratio_text(gf_s, tf_s),
-              verdict(None if tf_s is None else gf_s <= tf_s), ms(times["numpy"]),
-              ratio_text(gf_s, times["numpy"]), ms(per_step(times, "gradflow")),
-              ms(per_step(times, "tensorflow")))
+              verdict(None if tf_s is None else gf_s <= tf_s),
+              ms(per_step(times, "gradflow")), ms(per_step(times, "tensorflow")),
+              ms(per_step(times, "gradflow forward")),
+              ms(per_step(times, "tensorflow forward")))
     return [table]
 
 
