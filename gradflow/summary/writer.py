@@ -14,7 +14,7 @@ from typing import Optional, Union
 from tensorboard.compat.proto import event_pb2, graph_pb2, summary_pb2
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from gradflow.framework.graph import Graph
+from gradflow.framework.graph import Graph, get_default_graph
 from gradflow.gfile import MakeDirs
 
 __all__ = ["FileWriter", "FileWriterCache"]
@@ -145,7 +145,8 @@ class FileWriter:
 
 
 class FileWriterCache:
-    """One shared ``FileWriter`` per log directory (what the summary hooks write with)."""
+    """One shared ``FileWriter`` per log directory (what the summary hooks write with);
+    a new one starts with the default graph, as in TF1."""
 
     _cache: dict = {}
     _lock = threading.Lock()
@@ -155,7 +156,8 @@ class FileWriterCache:
         with FileWriterCache._lock:
             writer = FileWriterCache._cache.get(logdir)
             if writer is None:
-                writer = FileWriterCache._cache[logdir] = FileWriter(logdir)
+                writer = FileWriterCache._cache[logdir] = FileWriter(
+                    logdir, graph=get_default_graph())
             return writer
 
     @staticmethod

@@ -20,6 +20,16 @@ from gradflow.train.learning_rate_decay import (
 from gradflow.train.moving_averages import ExponentialMovingAverage
 from gradflow.train.saver import (
     CheckpointState, Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint)
+from gradflow.train.session_run_hook import (
+    SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues)
+from gradflow.train.basic_session_run_hooks import (
+    CheckpointSaverHook, CheckpointSaverListener, FeedFnHook, FinalOpsHook, LoggingTensorHook,
+    NanLossDuringTrainingError, NanTensorHook, ProfilerHook, SecondOrStepTimer,
+    StepCounterHook, StopAtStepHook, SummarySaverHook)
+from gradflow.train.monitored_session import (
+    ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold, SessionCreator,
+    SingularMonitoredSession)
+from gradflow.summary.writer import FileWriterCache as SummaryWriterCache
 
 __all__ = [
     "Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
@@ -31,4 +41,10 @@ __all__ = [
     "exponential_decay", "inverse_time_decay", "natural_exp_decay", "polynomial_decay",
     "piecewise_constant", "piecewise_constant_decay", "cosine_decay", "cosine_decay_restarts",
     "linear_cosine_decay", "noisy_linear_cosine_decay", "ExponentialMovingAverage",
+    "SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues",
+    "CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook", "FinalOpsHook",
+    "LoggingTensorHook", "NanLossDuringTrainingError", "NanTensorHook", "ProfilerHook",
+    "SecondOrStepTimer", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
+    "ChiefSessionCreator", "MonitoredSession", "MonitoredTrainingSession", "Scaffold",
+    "SessionCreator", "SingularMonitoredSession", "SummaryWriterCache",
 ]
