@@ -302,30 +302,28 @@ def _lengths(sequence_length) -> Tensor:
                              dtype=None if isinstance(sequence_length, Tensor) else dtypes.int32)
 
 
+def _extend(grown: dict, prefix: tuple, blank_part=-np.inf, label_part=-np.inf) -> None:
+    """Adds probability (in logs) of ending in a blank / in a label to ``prefix``."""
+    old_blank, old_label = grown.get(prefix, (-np.inf, -np.inf))
+    grown[prefix] = (np.logaddexp(old_blank, blank_part), np.logaddexp(old_label, label_part))
+
+
 def _beam_search(log_probs: np.ndarray, beam_width: int, top_paths: int,
                  blank: int) -> list[tuple[tuple, float]]:
     """Prefix beam search: each prefix's probability split into ending in a blank and
     ending in its last label; the ``beam_width`` most likely prefixes survive each step."""
     beam = {(): (0.0, -np.inf)}  # prefix -> (log p ending blank, log p ending label)
-    classes = log_probs.shape[1]
+    labels = [c for c in range(log_probs.shape[1]) if c != blank]
     for frame in log_probs:
         grown: dict = {}
-
-        def add(prefix, blank_part=-np.inf, label_part=-np.inf):
-            old_blank, old_label = grown.get(prefix, (-np.inf, -np.inf))
-            grown[prefix] = (np.logaddexp(old_blank, blank_part),
-                             np.logaddexp(old_label, label_part))
-
         for prefix, (p_blank, p_label) in beam.items():
             total = np.logaddexp(p_blank, p_label)
-            add(prefix, blank_part=total + frame[blank])
+            _extend(grown, prefix, blank_part=total + frame[blank])
             if prefix:
-                add(prefix, label_part=p_label + frame[prefix[-1]])
-            for label in range(classes):
-                if label == blank:
-                    continue
+                _extend(grown, prefix, label_part=p_label + frame[prefix[-1]])
+            for label in labels:
                 previous = p_blank if prefix and prefix[-1] == label else total
-                add(prefix + (label,), label_part=previous + frame[label])
+                _extend(grown, prefix + (label,), label_part=previous + frame[label])
         ranked = sorted(grown.items(), key=lambda item: -np.logaddexp(*item[1]))
         beam = dict(ranked[:beam_width])
     ranked = sorted(beam.items(), key=lambda item: -np.logaddexp(*item[1]))
@@ -370,8 +368,9 @@ def ctc_beam_search_decoder(inputs, sequence_length, beam_width: int = 100,
         inputs_t = convert_to_tensor(inputs, name="inputs")
         with graph.name_scope("CTCBeamSearchDecoder") as scope:
             lengths = _lengths(sequence_length)
-        outputs = apply_op("CTCBeamSearchDecoder", [inputs_t, lengths], name=scope, beam_width=int(beam_width),
-                           top_paths=int(top_paths), merge_repeated=bool(merge_repeated))
+        outputs = apply_op("CTCBeamSearchDecoder", [inputs_t, lengths], name=scope,
+                           beam_width=int(beam_width), top_paths=int(top_paths),
+                           merge_repeated=bool(merge_repeated))
         k = int(top_paths)
         decoded = [SparseTensor(outputs[i], outputs[k + i], outputs[2 * k + i])
                    for i in range(k)]

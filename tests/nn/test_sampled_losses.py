@@ -99,3 +99,27 @@ def test_bad_arguments_raise_and_leave_graph_unchanged():
     with pytest.raises(ValueError, match="sampled_values"):
         gf.nn.nce_loss(weights, biases, [[0]], inputs, 2, 5, sampled_values=(1, 2))
     assert [op.name for op in graph.get_operations()] == before
+
+
+def test_skip_gram_training_with_nce_and_sparse_feeds_lowers_the_loss():
+    """A word2vec-style program: embeddings, nce_loss with the default sampler, SGD."""
+    gf.set_random_seed(0)
+    vocab, dim = 20, 4
+    embeddings = gf.Variable(gf.random_uniform([vocab, dim], -1.0, 1.0), name="embeddings")
+    nce_weights = gf.Variable(gf.truncated_normal([vocab, dim], stddev=0.5), name="nce_w")
+    nce_biases = gf.Variable(gf.zeros([vocab]), name="nce_b")
+    context = gf.sparse_placeholder(gf.int64, name="context")
+    targets = gf.placeholder(gf.int64, [None, 1])
+    embedded = gf.nn.embedding_lookup_sparse(embeddings, context, None, combiner="mean")
+    loss = gf.reduce_mean(gf.nn.nce_loss(nce_weights, nce_biases, targets, embedded,
+                                         num_sampled=5, num_classes=vocab))
+    step = gf.train.GradientDescentOptimizer(0.5).minimize(loss)
+    feed = {context: ([[0, 0], [0, 1], [1, 0], [2, 0], [2, 1]], [1, 2, 3, 4, 5], [3, 2]),
+            targets: [[2], [4], [6]]}
+    with gf.Session() as sess:
+        sess.run(gf.global_variables_initializer())
+        first = np.mean([sess.run(loss, feed) for _ in range(5)])
+        for _ in range(150):
+            sess.run(step, feed)
+        last = np.mean([sess.run(loss, feed) for _ in range(5)])
+    assert last < 0.5 * first
