@@ -22,7 +22,7 @@ from gradflow.ops.common import NUMERIC, apply_op, check_dtype_in, graph_for, st
 
 __all__ = ["sparse_placeholder", "sparse_tensor_to_dense", "sparse_to_dense",
            "sparse_reduce_sum", "sparse_tensor_dense_matmul", "sparse_add",
-           "sparse_dense_matmul", "sparse_matmul_dense"]
+           "sparse_dense_matmul"]
 
 _INDEX_TYPES = (dtypes.int32, dtypes.int64)
 
@@ -366,8 +366,6 @@ def sparse_dense_matmul(sp_a, b, adjoint_a: bool = False, adjoint_b: bool = Fals
             return array.transpose(product, name=name)
     return sparse_tensor_dense_matmul(sp_a, b, adjoint_a, adjoint_b, name)
 
-
-sparse_matmul_dense = sparse_dense_matmul
 
 
 # --------------------------------------------------------------------- SparseAdd
