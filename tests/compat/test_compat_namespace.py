@@ -30,3 +30,14 @@ def test_a_tf1_program_runs_through_v1():
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         assert sess.run(y, {x: [[1.0, 1.0]]}).tolist() == [[3.0]]
+
+
+def test_names_added_to_the_package_later_are_handed_on():
+    assert tf.client is gf.client
+    assert "client" in dir(tf)
+    try:
+        tf.no_such_name_anywhere
+    except AttributeError as err:
+        assert "gradflow.compat.v1" in str(err)
+    else:
+        raise AssertionError("a missing name must raise AttributeError")
