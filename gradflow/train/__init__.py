@@ -30,6 +30,7 @@ from gradflow.train.monitored_session import (
     ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold, SessionCreator,
     SingularMonitoredSession)
 from gradflow.summary.writer import FileWriterCache as SummaryWriterCache
+from gradflow.summary.reader import summary_iterator
 
 __all__ = [
     "Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
@@ -46,5 +47,5 @@ __all__ = [
     "LoggingTensorHook", "NanLossDuringTrainingError", "NanTensorHook", "ProfilerHook",
     "SecondOrStepTimer", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
     "ChiefSessionCreator", "MonitoredSession", "MonitoredTrainingSession", "Scaffold",
-    "SessionCreator", "SingularMonitoredSession", "SummaryWriterCache",
+    "SessionCreator", "SingularMonitoredSession", "SummaryWriterCache", "summary_iterator",
 ]

@@ -124,3 +124,15 @@ def test_graph_def_attrs_are_encoded_by_kind():
     assert [d.size for d in tensor.tensor_shape.dim] == [1, 2]
     np.testing.assert_array_equal(np.frombuffer(tensor.tensor_content, "<f4"), [1.0, 2.0])
     assert list(nodes["i"].input) == ["c"] and nodes["i"].attr["T"].type == 1
+
+
+def test_summary_iterator_reads_events_back(tmp_path):
+    writer = gf.summary.FileWriter(str(tmp_path))
+    writer.add_summary(gf.Summary(value=[gf.Summary.Value(tag="z", simple_value=4.0)]), 9)
+    writer.close()
+    (path,) = glob.glob(os.path.join(str(tmp_path), "events.out.tfevents.*"))
+    events = list(gf.train.summary_iterator(path))
+    assert events[0].file_version == "brain.Event:2"
+    assert (events[1].step, events[1].summary.value[0].tag) == (9, "z")
+    with pytest.raises(gf.errors.NotFoundError):
+        list(gf.train.summary_iterator(str(tmp_path / "missing")))
