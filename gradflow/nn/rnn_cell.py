@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from gradflow.framework import dtypes
 from gradflow.framework.constant import convert_to_tensor
-from gradflow.framework.graph import Tensor, device, get_default_graph, name_scope
+from gradflow.framework.graph import GraphKeys, Tensor, device, get_default_graph, name_scope
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.layers.base import Layer
 from gradflow.ops import array
@@ -72,15 +72,31 @@ class RNNCell(Layer):
     def __init__(self, trainable: bool = True, name: Optional[str] = None, dtype=None,
                  **kwargs: Any):
         super().__init__(trainable=trainable, name=name, dtype=dtype, **kwargs)
-        self._is_tf_rnn_cell = True
 
     def __call__(self, inputs, state, scope=None, *args, **kwargs):
         """Runs the cell for one step; the first call (or ``scope``) fixes its variable
         scope, later calls share its weights."""
+        graph = _outermost(get_default_graph())
+        before = {id(v) for v in graph.get_collection(GraphKeys.TRAINABLE_VARIABLES)}
         if scope is not None:
             with variable_scope(scope) as opened:
-                return super().__call__(inputs, state, *args, scope=opened, **kwargs)
-        return super().__call__(inputs, state, *args, **kwargs)
+                result = super().__call__(inputs, state, *args, scope=opened, **kwargs)
+        else:
+            result = super().__call__(inputs, state, *args, **kwargs)
+        self._track_new_variables(graph, before)
+        return result
+
+    def _track_new_variables(self, graph, before: set) -> None:
+        """Lists among the cell's weights the trainable variables its call made with a
+        plain ``get_variable`` (as TF1's cells do, through a custom getter)."""
+        known = {id(w) for w in self._trainable_weights + self._non_trainable_weights}
+        new = [v for v in graph.get_collection(GraphKeys.TRAINABLE_VARIABLES)
+               if id(v) not in before and id(v) not in known]
+        if new:
+            self._trainable_weights.extend(new)
+            get_default_graph().on_rollback(
+                lambda: [self._trainable_weights.remove(v) for v in new
+                         if any(v is w for w in self._trainable_weights)])
 
     @property
     def state_size(self):
@@ -119,6 +135,13 @@ class RNNCell(Layer):
 
 
 LayerRNNCell = RNNCell
+
+
+def _outermost(graph):
+    """The graph variables live in (a loop's body is a function graph inside it)."""
+    while graph.outer_graph is not None:
+        graph = graph.outer_graph
+    return graph
 
 
 def _check_input_depth(cell: RNNCell, input_shape) -> int:

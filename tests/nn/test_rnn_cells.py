@@ -233,3 +233,27 @@ def test_wrappers_expose_the_wrapped_cell():
         assert wrapper.state_size == 3 and wrapper.output_size == 3
     with pytest.raises(TypeError, match="not a RNNCell"):
         rnn_cell.ResidualWrapper("cell")
+
+
+def test_variables_from_get_variable_in_call_are_the_cells():
+    """A user's cell making a variable with plain get_variable in call (TF1 style)."""
+    class ScaledCell(rnn_cell.RNNCell):
+        @property
+        def state_size(self):
+            return 2
+
+        @property
+        def output_size(self):
+            return 2
+
+        def call(self, inputs, state):
+            scale = gf.get_variable("scale", [2], initializer=gf.ones_initializer())
+            out = gf.tanh(inputs[:, :2] + state) * scale
+            return out, out
+
+    with gf.Graph().as_default():
+        cell = ScaledCell()
+        gf.nn.dynamic_rnn(cell, gf.ones([1, 3, 2]), dtype=gf.float32)
+        assert [v.name for v in cell.trainable_weights] == ["rnn/scaled_cell/scale:0"]
+        gf.nn.dynamic_rnn(cell, gf.ones([1, 3, 2]), dtype=gf.float32)
+        assert len(cell.trainable_weights) == 1 and len(gf.trainable_variables()) == 1
