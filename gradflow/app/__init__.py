@@ -6,7 +6,7 @@ from typing import Callable, Optional
 
 from absl import app as _absl_app
 
-from gradflow import flags
+import gradflow.flags as flags
 
 __all__ = ["run", "flags"]
 

@@ -842,7 +842,8 @@ class Graph:
             stack.pop()
 
     def as_graph_def(self, from_version: Optional[int] = None, add_shapes: bool = False):
-        """This graph as TensorFlow's ``GraphDef`` protocol buffer (``gradflow/io/graph_def.py``)."""
+        """This graph as TensorFlow's ``GraphDef`` protocol buffer (see
+        ``gradflow/io/graph_def.py``)."""
         if _graph_def_converter is None:
             raise RuntimeError("gradflow.io.graph_def is not loaded (import gradflow)")
         return _graph_def_converter(self, from_version, add_shapes)

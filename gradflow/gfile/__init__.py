@@ -12,7 +12,7 @@ import errno
 import glob as _glob
 import os
 import shutil
-from typing import Iterator, Optional
+from typing import Iterator
 
 from gradflow.framework import errors
 

@@ -14,7 +14,7 @@ from typing import Callable, Optional
 import numpy as np
 from google.protobuf import text_format
 
-from gradflow import logging
+import gradflow.logging as logging
 from gradflow.framework.graph import get_default_graph
 from gradflow.io.protos import RunOptions
 from gradflow.summary.timeline import Timeline

@@ -233,7 +233,7 @@ class MonitoredSession:
         requests = {hook: hook.before_run(context) for hook in self._hooks}
         feeds = dict(feed_dict or {})
         hook_fetches, hook_options = {}, []
-        for index, (hook, args) in enumerate(requests.items()):
+        for index, args in enumerate(requests.values()):
             if args is None:
                 continue
             if args.fetches is not None:

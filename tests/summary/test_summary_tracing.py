@@ -49,8 +49,8 @@ def test_untraced_runs_leave_metadata_empty_and_results_equal():
 
 def test_timeline_is_chrome_trace_json():
     _, metadata = _traced_run()
-    trace = json.loads(gf.client.timeline.Timeline(metadata.step_stats).generate_chrome_trace_format(
-        show_memory=True))
+    timeline = gf.client.timeline.Timeline(metadata.step_stats)
+    trace = json.loads(timeline.generate_chrome_trace_format(show_memory=True))
     ops = [e for e in trace["traceEvents"] if e["ph"] == "X"]
     assert {e["args"]["name"] for e in ops} >= {"sq", "total"}
     assert {e["name"] for e in ops} >= {"Square", "Sum"}
