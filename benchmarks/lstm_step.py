@@ -28,7 +28,8 @@ import numpy as np
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # tf.nn.rnn_cell lives in tf-keras
 
-from common import Table, load, ms, print_tables, ratio_text, time_interleaved, verdict  # noqa: E402
+from common import (Table, load, ms, print_tables, ratio_text,  # noqa: E402
+                    time_interleaved, verdict)
 
 BATCH, UNITS, DEPTH, STEPS = 32, 128, 128, 50
 

@@ -110,6 +110,12 @@ def _select_finished(finished: Tensor, done_value: Tensor, new_value: Tensor) ->
         else new_value
 
 
+def _copy_finished(finished: Tensor, done_values, new_values):
+    """``_select_finished`` over two nests of the same structure."""
+    return map_structure(lambda done, new: _select_finished(finished, done, new),
+                         done_values, new_values)
+
+
 # ------------------------------------------------------------------ dynamic_rnn
 def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None,
                 parallel_iterations: Optional[int] = None, swap_memory: bool = False,
@@ -169,10 +175,8 @@ def _dynamic_loop(cell, structure, flat_input: list[Tensor], state, lengths, bat
         assert_same_structure(state, new_state, "the cell's state vs. its new state")
         if lengths is not None:
             finished = math_ops.greater_equal(time, lengths)
-            output = map_structure(lambda z, o: _select_finished(finished, z, o),
-                                   zero_output, output)
-            new_state = map_structure(lambda s, n: _select_finished(finished, s, n),
-                                      state, new_state)
+            output = _copy_finished(finished, zero_output, output)
+            new_state = _copy_finished(finished, state, new_state)
         flat_output = flatten(output)
         tas = [ta.write(time, o) for ta, o in zip(tas, flat_output, strict=True)]
         return time + 1, tas, new_state
@@ -230,10 +234,8 @@ def static_rnn(cell, inputs: Sequence, initial_state=None, dtype=None,
             output, new_state = cell(step_input, state)
             if lengths is not None:
                 finished = math_ops.greater_equal(constant(time, dtype=dtypes.int32), lengths)
-                output = map_structure(lambda z, o: _select_finished(finished, z, o),
-                                       zero_output, output)
-                new_state = map_structure(lambda s, n: _select_finished(finished, s, n),
-                                          state, new_state)
+                output = _copy_finished(finished, zero_output, output)
+                new_state = _copy_finished(finished, state, new_state)
             state = new_state
             outputs.append(output)
         return outputs, state
@@ -267,7 +269,10 @@ def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None,
         time_axis = 0 if time_major else 1
         with variable_scope("bw") as bw_scope:
             lengths = _sequence_length(sequence_length)
-            reverse = (lambda x: _reverse_sequences(convert_to_tensor(x), lengths, time_axis))
+
+            def reverse(x):
+                return _reverse_sequences(convert_to_tensor(x), lengths, time_axis)
+
             tmp, state_bw = dynamic_rnn(
                 cell_bw, map_structure(reverse, inputs), sequence_length=lengths,
                 initial_state=initial_state_bw, dtype=dtype,

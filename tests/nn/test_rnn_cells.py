@@ -165,7 +165,7 @@ def test_lstm_state_tuple():
         state = rnn_cell.LSTMStateTuple(gf.zeros([1, 2]), gf.ones([1, 2]))
         assert state.dtype == gf.float32 and state.c is state[0] and state.h is state[1]
         with pytest.raises(TypeError, match="Inconsistent dtypes"):
-            rnn_cell.LSTMStateTuple(gf.zeros([1, 2]), gf.ones([1, 2], gf.float64)).dtype
+            _ = rnn_cell.LSTMStateTuple(gf.zeros([1, 2]), gf.ones([1, 2], gf.float64)).dtype
 
 
 def test_abstract_cell_needs_its_methods():
