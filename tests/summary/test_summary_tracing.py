@@ -83,6 +83,11 @@ def test_config_and_options_are_checked():
             sess.run(y, options=gf.RunOptions(timeout_in_ms=10))
         with pytest.raises(TypeError, match="RunOptions"):
             sess.run(y, options="fast")
+    interactive = gf.InteractiveSession(config=config)
+    try:
+        assert y.eval() == 2.0
+    finally:
+        interactive.close()
 
 
 def test_log_device_placement(capfd):
