@@ -508,16 +508,13 @@ def sparse_placeholder(dtype, shape=None, name: Optional[str] = None) -> SparseT
     dense_shape) tuple). A given ``shape`` becomes the dense_shape's default."""
     graph = get_default_graph()
     dtype = dtypes.as_dtype(dtype)
+    static = as_shape(shape) if shape is not None else None
     with graph.atomic():
-        if shape is None:
+        if static is None or static.ndims is None:
             rank = None
             dense_shape = array.placeholder(dtypes.int64, shape=[rank],
                                             name=f"{name}/shape" if name else None)
         else:
-            static = as_shape(shape)
-            if static.ndims is None:
-                raise ValueError(f"sparse_placeholder needs a shape of known rank or None, "
-                                 f"got shape={shape}")
             rank = static.ndims
             default = constant(np.asarray([-1 if d is None else d for d in static.as_list()],
                                           dtype=np.int64),

@@ -139,3 +139,13 @@ def test_bad_sparse_calls_raise_and_leave_graph_unchanged():
     with pytest.raises(ValueError, match="rank 2"):
         gf.SparseTensor([0, 1], [1.0, 2.0], [3])
     assert [op.name for op in graph.get_operations()] == before
+
+
+def test_sparse_placeholder_of_unknown_rank(sess):
+    placeholder = gf.sparse_placeholder(gf.float64, shape=gf.TensorShape(None), name="u")
+    assert placeholder.dense_shape.op.type == "Placeholder"
+    assert placeholder.shape.ndims is None
+    total = gf.sparse_reduce_sum(placeholder, axis=[0])
+    value = sess.run(total, {placeholder: gf.SparseTensorValue([[1, 0], [1, 1]], [2.0, 3.0],
+                                                               [2, 2])})
+    np.testing.assert_array_equal(value, [2.0, 3.0])
