@@ -18,7 +18,8 @@ from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
-from gradflow.ops.common import NUMERIC, apply_op, check_dtype_in, graph_for, static_ints
+from gradflow.ops.common import (NUMERIC, REAL_NUMERIC, apply_op, check_dtype_in, graph_for,
+                                 static_ints)
 
 __all__ = ["sparse_placeholder", "sparse_tensor_to_dense", "sparse_to_dense",
            "sparse_reduce_sum", "sparse_tensor_dense_matmul", "sparse_add",
@@ -282,6 +283,8 @@ def _infer_sparse_dense_matmul(inputs, attrs):
     _check_vector(values, "a_values", op_type)
     _check_vector(shape_t, "a_shape", op_type)
     _check_matrix(b, "b", op_type)
+    # Complex operands would need conjugated gradients: real dtypes only.
+    check_dtype_in(values, REAL_NUMERIC, op_type, "a_values")
     if values.dtype is not b.dtype:
         raise TypeError(f"Input 'b' of '{op_type}' Op has type {b.dtype.name} that does not "
                         f"match type {values.dtype.name} of argument 'a_values'.")
@@ -304,7 +307,7 @@ def _infer_sparse_dense_matmul(inputs, attrs):
 def _sparse_dense_matmul_kernel(indices, values, shape, b, *, adjoint_a, adjoint_b):
     rows, inner = (int(shape[1]), int(shape[0])) if adjoint_a else (int(shape[0]),
                                                                       int(shape[1]))
-    right = np.conj(b.T) if adjoint_b else b
+    right = b.T if adjoint_b else b
     if right.shape[0] != inner:
         raise _invalid(f"Cannot multiply A and B because inner dimension does not match: "
                        f"{inner} vs. {right.shape[0]}.  Did you forget a transpose?  "
@@ -313,8 +316,7 @@ def _sparse_dense_matmul_kernel(indices, values, shape, b, *, adjoint_a, adjoint
     _check_indices(indices, tuple(int(d) for d in shape), ordered=False)
     out = np.zeros((rows, right.shape[1]), dtype=b.dtype)
     row, col = (indices[:, 1], indices[:, 0]) if adjoint_a else (indices[:, 0], indices[:, 1])
-    entries = np.conj(values) if adjoint_a else values
-    np.add.at(out, row, entries[:, None] * right[col])
+    np.add.at(out, row, values[:, None] * right[col])
     return out
 
 
