@@ -11,9 +11,11 @@ own, and ``add_shapes`` adds TF's ``_output_shapes``.
 from __future__ import annotations
 
 import numbers
-from typing import Optional
+import os
+from typing import Optional, Union
 
 import numpy as np
+from google.protobuf import text_format
 from tensorboard.compat.proto import attr_value_pb2, graph_pb2, node_def_pb2, versions_pb2
 
 from gradflow.framework import dtypes
@@ -21,7 +23,7 @@ from gradflow.framework.graph import Graph, Operation, register_graph_def_conver
 from gradflow.framework.tensor_proto import datatype_enum, make_tensor_proto, shape_proto
 from gradflow.framework.tensor_shape import TensorShape
 
-__all__ = ["graph_to_graph_def", "attr_value"]
+__all__ = ["graph_to_graph_def", "attr_value", "node_def", "write_graph"]
 
 # The GraphDef version TF 2.21 writes; TensorBoard only reads it.
 _PRODUCER = 1994
@@ -96,6 +98,26 @@ def graph_to_graph_def(graph: Graph, from_version: Optional[int] = None,
     result = graph_pb2.GraphDef(versions=versions_pb2.VersionDef(producer=_PRODUCER))
     result.node.extend(node_def(op, add_shapes) for op in ops)
     return result
+
+
+def write_graph(graph_or_graph_def: Union[Graph, graph_pb2.GraphDef], logdir: str, name: str,
+                as_text: bool = True) -> str:
+    """Writes a graph (or a GraphDef) to ``logdir/name``, as text or binary protobuf, as
+    TF1's ``tf.train.write_graph`` does; returns the path."""
+    graph_def = graph_or_graph_def.as_graph_def() if isinstance(graph_or_graph_def, Graph) \
+        else graph_or_graph_def
+    if not isinstance(graph_def, graph_pb2.GraphDef):
+        raise TypeError(f"graph_or_graph_def must be a gf.Graph or a GraphDef, got "
+                        f"{type(graph_or_graph_def).__name__}")
+    os.makedirs(logdir, exist_ok=True)
+    path = os.path.join(logdir, name)
+    if as_text:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text_format.MessageToString(graph_def))
+    else:
+        with open(path, "wb") as f:
+            f.write(graph_def.SerializeToString())
+    return path
 
 
 register_graph_def_converter(graph_to_graph_def)

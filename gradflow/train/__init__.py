@@ -31,6 +31,7 @@ from gradflow.train.monitored_session import (
     SingularMonitoredSession)
 from gradflow.summary.writer import FileWriterCache as SummaryWriterCache
 from gradflow.summary.reader import summary_iterator
+from gradflow.io.graph_def import write_graph
 
 __all__ = [
     "Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
@@ -48,4 +49,5 @@ __all__ = [
     "SecondOrStepTimer", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
     "ChiefSessionCreator", "MonitoredSession", "MonitoredTrainingSession", "Scaffold",
     "SessionCreator", "SingularMonitoredSession", "SummaryWriterCache", "summary_iterator",
+    "write_graph",
 ]

@@ -12,10 +12,10 @@ import time
 from typing import Callable, Optional
 
 import numpy as np
-from google.protobuf import text_format
 
 import gradflow.logging as logging
 from gradflow.framework.graph import get_default_graph
+from gradflow.io.graph_def import write_graph
 from gradflow.io.protos import RunOptions
 from gradflow.summary.timeline import Timeline
 from gradflow.summary.writer import FileWriterCache
@@ -153,8 +153,7 @@ class CheckpointSaverHook(SessionRunHook):
         step = _as_int(session.run(self._step))
         if self._save_graph_def:
             graph_def = get_default_graph().as_graph_def(add_shapes=True)
-            with open(os.path.join(self._checkpoint_dir, "graph.pbtxt"), "w") as f:
-                f.write(text_format.MessageToString(graph_def))
+            write_graph(graph_def, self._checkpoint_dir, "graph.pbtxt")
             self._writer.add_graph(None, graph_def=graph_def)
         self._save(session, step)
         self._timer.update_last_triggered_step(step)

@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 import pytest
+from google.protobuf import text_format
 from tensorboard.backend.event_processing import event_file_loader
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.compat.proto import event_pb2
@@ -136,3 +137,15 @@ def test_summary_iterator_reads_events_back(tmp_path):
     assert (events[1].step, events[1].summary.value[0].tag) == (9, "z")
     with pytest.raises(gf.errors.NotFoundError):
         list(gf.train.summary_iterator(str(tmp_path / "missing")))
+
+
+def test_write_graph_as_text_and_binary(tmp_path):
+    gf.constant(1.0, name="k")
+    text_path = gf.train.write_graph(gf.get_default_graph(), str(tmp_path), "g.pbtxt")
+    binary_path = gf.io.write_graph(gf.get_default_graph().as_graph_def(), str(tmp_path),
+                                    "g.pb", as_text=False)
+    parsed = text_format.Parse(open(text_path).read(), gf.GraphDef())
+    assert [n.name for n in parsed.node] == ["k"]
+    assert gf.GraphDef.FromString(open(binary_path, "rb").read()) == parsed
+    with pytest.raises(TypeError, match="graph_or_graph_def"):
+        gf.train.write_graph("nope", str(tmp_path), "x")
