@@ -37,24 +37,18 @@ class _SummaryScope:
         self._name = _clean_tag(name)
         self._family = _clean_tag(family) if family else None
         self._values = values
-        self._stack = []
+        self._scope = None
 
     def __enter__(self) -> tuple[str, str]:
-        if self._family:
-            family_scope = name_scope(self._family, values=self._values)
-            family_scope.__enter__()
-            self._stack.append(family_scope)
-        scope = name_scope(self._name, values=self._values)
-        full = scope.__enter__()
-        self._stack.append(scope)
+        # one scope named "family/name": a second "acc" of a family is "fam/acc_1"
+        base = f"{self._family}/{self._name}" if self._family else self._name
+        self._scope = name_scope(base, values=self._values)
+        full = self._scope.__enter__()
         tag = full.rstrip("/")
-        if self._family:
-            tag = f"{self._family}/{tag}"
-        return tag, full
+        return (f"{self._family}/{tag}" if self._family else tag), full
 
     def __exit__(self, *exc) -> None:
-        while self._stack:
-            self._stack.pop().__exit__(*exc)
+        self._scope.__exit__(*exc)
 
 
 def _collect(value: Tensor, collections) -> Tensor:

@@ -143,3 +143,14 @@ def test_bad_summaries_raise_and_leave_the_graph_alone():
         gf.summary.text("x", vector)
     assert [op.name for op in graph.get_operations()] == before
     assert gf.get_collection(gf.GraphKeys.SUMMARIES) == []
+
+
+def test_family_names_and_tags_follow_tf():
+    a = gf.summary.scalar("acc", gf.constant(1.0), family="fam")
+    b = gf.summary.scalar("acc", gf.constant(1.0), family="fam")
+    with gf.name_scope("outer"):
+        h = gf.summary.histogram("h", gf.constant([1.0]), family="fam")
+    with gf.Session() as sess:
+        tags = [[v.tag for v in _proto(sess.run(t)).value] for t in (a, b, h)]
+    assert [t.name for t in (a, b, h)] == FIXTURE["families"]["names"]
+    assert tags == FIXTURE["families"]["tags"]
