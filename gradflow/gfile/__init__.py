@@ -55,8 +55,8 @@ class GFile:
     def __init__(self, name, mode: str = "r"):
         self._name = _path(name)
         if mode.replace("b", "").replace("+", "") not in ("r", "w", "a"):
-            raise errors.PermissionDeniedError(None, None, "mode must be one of 'r', 'w', "
-                                               f"'a' (with 'b' or '+'), got {mode!r}")
+            raise ValueError(f"mode must be one of 'r', 'w', 'a' (with 'b' or '+'), got "
+                             f"{mode!r}")
         self._mode = mode
         with _tf_errors(self._name):
             self._file = open(self._name, mode)

@@ -24,9 +24,11 @@ def test_file_round_trip_and_directory_operations(tmp_path):
     assert gf.gfile.ListDirectory(base) == ["f.txt", "h.txt"]
     assert gf.gfile.Glob(base + "/*.txt") == [base + "/f.txt", base + "/h.txt"]
     assert gf.gfile.Stat(path).length == 8 and not gf.gfile.Stat(path).is_directory
-    walked = list(gf.gfile.Walk(str(tmp_path)))
-    assert walked[0][0] == str(tmp_path) and walked[-1][2] == ["f.txt", "h.txt"] or \
-        sorted(walked[-1][2]) == ["f.txt", "h.txt"]
+    walked = {top: (sorted(dirs), sorted(files)) for top, dirs, files in
+              gf.gfile.Walk(str(tmp_path))}
+    assert walked == {str(tmp_path): (["a"], []), str(tmp_path / "a"): (["b"], []),
+                      base: ([], ["f.txt", "h.txt"])}
+    assert next(iter(gf.gfile.Walk(str(tmp_path), in_order=False)))[0] == base
     gf.gfile.Remove(base + "/h.txt")
     gf.gfile.MkDir(base + "/c")
     with pytest.raises(gf.errors.AlreadyExistsError):
@@ -47,3 +49,5 @@ def test_missing_paths_raise_tf_errors(tmp_path):
         gf.gfile.DeleteRecursively(missing)
     with pytest.raises(gf.errors.UnimplementedError, match="gs"):
         gf.gfile.Exists("gs://bucket/x")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        gf.gfile.GFile(missing, "x")
