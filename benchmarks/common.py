@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # TensorFlow: no start-up chatter
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # tf.compat.v1.layers and rnn_cell (tf-keras)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # gradflow from this tree
 
 PEERS = ("tensorflow", "jax", "torch")

@@ -20,6 +20,7 @@ import build_chain
 import build_repeat
 import cnn_step
 import hessian
+import layers_build
 import memory
 import mlp_step
 from common import machine_summary, print_tables
@@ -36,6 +37,7 @@ SUITE = {
     "cnn_step": (cnn_step, {"repeats": 10}, {"repeats": 3}),
     "hessian": (hessian, {"repeats": 20}, {"repeats": 5, "sizes": (100,)}),
     "memory": (memory, {}, {"layers": 20}),
+    "layers_build": (layers_build, {"repeats": 7}, {"repeats": 3, "blocks": 2}),
 }
 
 

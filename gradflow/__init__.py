@@ -34,6 +34,7 @@ from gradflow.ops.linalg import *  # noqa: F401,F403
 from gradflow.ops.random import *  # noqa: F401,F403
 from gradflow.ops.functional import *  # noqa: F401,F403
 from gradflow.ops.tensor_array import *  # noqa: F401,F403
+from gradflow.ops.loops import *  # noqa: F401,F403
 from gradflow.ops.numerics import *  # noqa: F401,F403
 from gradflow.ops.clip import *  # noqa: F401,F403
 from gradflow.tools import *  # noqa: F401,F403
@@ -54,3 +55,21 @@ from gradflow import layers, losses, metrics  # noqa: F401,E402
 newaxis = None
 
 __version__ = "0.1.0"
+# Sparse tensors, sequence ops and sampling (TF1's top-level names; gf.sparse, gf.random).
+from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: F401,E402
+from gradflow.ops.sparse_ops import (  # noqa: F401,E402
+    sparse_add, sparse_placeholder, sparse_reduce_sum, sparse_tensor_dense_matmul,
+    sparse_tensor_to_dense, sparse_to_dense)
+from gradflow.ops.sequence_ops import reverse_sequence  # noqa: F401,E402
+from gradflow.ops.candidate_sampling import multinomial  # noqa: F401,E402
+from gradflow import random, sparse  # noqa: F401,E402
+# Program plumbing, summaries and formats (TF1's tf.app, tf.flags, tf.logging, tf.gfile...).
+from gradflow.ops.logging_ops import *  # noqa: F401,F403,E402
+from gradflow.ops.script_ops import *  # noqa: F401,F403,E402
+from gradflow import app, compat, flags, gfile, io, logging, summary  # noqa: F401,E402
+from gradflow.io import graph_def as _graph_def  # noqa: F401,E402
+from gradflow.io.protos import *  # noqa: F401,F403,E402
+from gradflow import debugging  # noqa: F401,E402
+from gradflow.summary import Event, SessionLog, Summary  # noqa: F401,E402
+from gradflow.compat import v1 as _compat_v1  # noqa: F401,E402
+from gradflow import client  # noqa: F401,E402

@@ -44,8 +44,9 @@ def _add_demo(commands) -> None:
         description="Trains a 64-64-10 MLP classifier on the 1,797 8x8 handwritten digit "
         "images shipped with gradflow, with a progress bar of the running loss, prints the "
         "accuracy on a held-out 20% split, and writes the forward-and-gradient graph (DOT, "
-        "plus SVG when Graphviz is installed, plus JSON+NPZ), a loss curve (SVG) and a "
-        "checkpoint into the output folder.")
+        "plus SVG when Graphviz is installed, plus JSON+NPZ), a loss curve (SVG), a "
+        "checkpoint and TensorBoard event files (tensorboard --logdir DIR/tensorboard) into "
+        "the output folder.")
     demo.add_argument("--steps", type=_positive_int, default=defaults.steps,
                       help="training steps, one mini-batch of 64 images each "
                       "(default: %(default)s)")

@@ -17,11 +17,12 @@ from gradflow.ops.linalg import matrix_transpose as transpose
 from gradflow.ops.linalg import matrix_triangular_solve as triangular_solve
 from gradflow.ops.linalg import self_adjoint_eig as eigh
 from gradflow.ops.linalg import self_adjoint_eigvals as eigvalsh
+from gradflow.ops.clip import global_norm
 from gradflow.ops.math import matmul
 
 __all__ = [
     "adjoint", "band_part", "cholesky", "cholesky_solve", "det", "diag", "diag_part", "eigh",
-    "eigvalsh", "einsum", "expm", "eye", "inv", "logdet", "lstsq", "matmul", "matrix_transpose",
-    "matvec", "norm", "qr", "set_diag", "slogdet", "solve", "svd", "tensor_diag",
-    "tensor_diag_part", "tensordot", "trace", "transpose", "triangular_solve",
+    "eigvalsh", "einsum", "expm", "eye", "global_norm", "inv", "logdet", "lstsq", "matmul",
+    "matrix_transpose", "matvec", "norm", "qr", "set_diag", "slogdet", "solve", "svd",
+    "tensor_diag", "tensor_diag_part", "tensordot", "trace", "transpose", "triangular_solve",
 ]

@@ -12,7 +12,7 @@ import contextlib
 import gc
 import re
 import threading
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from gradflow.framework import dtypes as _dtypes
 from gradflow.framework.default_session import run_in_default_session
@@ -330,6 +330,7 @@ class Graph:
         self._functions: dict[str, Any] = {}
         self._control_edge_version = 0
         self.seed: Optional[int] = None  # graph-level random seed (gf.set_random_seed)
+        self._extensions: dict[str, Any] = {}  # see extension()
         self.outer_graph: Optional[Graph] = None
 
     # ----------------------------------------------------------------- basic queries
@@ -609,6 +610,28 @@ class Graph:
         for op in self.operations_since(first_new_id)[::-1]:
             self._unlink(op)
 
+    def extension(self, key: str, factory: Callable[[], Any]) -> Any:
+        """The object ``key`` names on this graph, made by ``factory()`` on first use.
+
+        Where the API floor keeps per-graph state (the TF1 variable store) that lives
+        and dies with the graph; not a collection, so no collection listing shows it.
+        """
+        with self._lock:
+            value = self._extensions.get(key)
+            if value is None:
+                value = self._extensions[key] = factory()
+            return value
+
+    def on_rollback(self, undo: Callable[[], None]) -> None:
+        """Runs ``undo`` if the enclosing ``atomic()`` block raises; outside one, nothing.
+
+        The hook for state kept beside the graph (the TF1 variable store, its scope
+        counts) that must roll back with the ops and names it describes.
+        """
+        with self._lock:
+            if self._undo_log is not None:
+                self._undo_log.append(undo)
+
     def finalize(self) -> None:
         """Makes the graph read-only: creating an op afterwards raises RuntimeError."""
         self._finalized = True
@@ -818,6 +841,13 @@ class Graph:
         finally:
             stack.pop()
 
+    def as_graph_def(self, from_version: Optional[int] = None, add_shapes: bool = False):
+        """This graph as TensorFlow's ``GraphDef`` protocol buffer (see
+        ``gradflow/io/graph_def.py``)."""
+        if _graph_def_converter is None:
+            raise RuntimeError("gradflow.io.graph_def is not loaded (import gradflow)")
+        return _graph_def_converter(self, from_version, add_shapes)
+
     def is_fetchable(self, element) -> bool:
         return True
 
@@ -864,6 +894,16 @@ class _GradientScope:
     def __exit__(self, *exc) -> bool:
         state, state.name_stack, state.original_op, state.attr_scope = self._saved
         return False
+
+
+# Set by gradflow/io/graph_def.py, which knows the protocol buffers (a floor above this one).
+_graph_def_converter: Optional[Callable] = None
+
+
+def register_graph_def_converter(converter: Callable) -> None:
+    """Installs the function behind ``Graph.as_graph_def``."""
+    global _graph_def_converter
+    _graph_def_converter = converter
 
 
 def _check_op_name(name: str) -> None:

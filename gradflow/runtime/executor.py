@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from typing import Optional, Sequence
 
 import numpy as np
@@ -156,8 +157,13 @@ class Plan:
         self._compiled: dict = {}  # checked? -> generated function
         self.reference: Optional[Plan] = None  # the unoptimized twin, when verifying
 
-    def run(self, context: Optional[RunContext], feed_values: Sequence) -> list:
-        """Executes the steps; returns the fetched values in fetch order."""
+    def run(self, context: Optional[RunContext], feed_values: Sequence,
+            trace: Optional[list] = None) -> list:
+        """Executes the steps; returns the fetched values in fetch order.
+
+        With a ``trace`` list the steps run interpreted and each appends
+        ``(op, start_ns, end_ns, output values)`` to it (``RunOptions.FULL_TRACE``).
+        """
         values = self.template.copy()
         for slot, value in zip(self.feed_slots, feed_values):
             values[slot] = value
@@ -169,7 +175,10 @@ class Plan:
             # warnings would only repeat, from deep inside a kernel, what the fetched
             # values show (gf.check_numerics is the way to make them errors)
             with np.errstate(all="ignore"):
-                self._execute(context, values, check)
+                if trace is None:
+                    self._execute(context, values, check)
+                else:
+                    _interpret_traced(self.steps, context, values, trace)
         finally:
             blas_threads.leave(threads)
         results = [values[s].copy() if i in self.constant_fetches else values[s]
@@ -236,6 +245,28 @@ def _interpret(steps: list, context, values: list, check: bool) -> None:
                 values[slot] = value
         if check:
             _check_outputs(step, [values[s] for s in outputs])
+        for slot in step.frees:
+            values[slot] = None
+
+
+def _interpret_traced(steps: list, context, values: list, trace: list) -> None:
+    """``_interpret`` recording each step's wall-clock span and outputs into ``trace``."""
+    clock = time.perf_counter_ns
+    for step in steps:
+        args = [values[i] for i in step.args]
+        if step.needs_context:
+            args.insert(0, context)
+        start = clock()
+        try:
+            result = step.call(*args) if step.out is None else \
+                step.call(*args, out=values[step.out])
+        except Exception as err:  # noqa: BLE001 - re-raised naming the failing op
+            _raise_kernel_error(step, err)
+        end = clock()
+        results = [result] if len(step.outputs) == 1 else list(result)
+        for slot, value in zip(step.outputs, results):
+            values[slot] = value
+        trace.append((step.op, start, end, results))
         for slot in step.frees:
             values[slot] = None
 
@@ -340,10 +371,11 @@ class _TieredPlan:
         self._optimized = optimized
         self.structure_version = first.structure_version
 
-    def run(self, context: Optional[RunContext], feed_values: Sequence) -> list:
+    def run(self, context: Optional[RunContext], feed_values: Sequence,
+            trace: Optional[list] = None) -> list:
         if self._optimized is not None and self._plan.runs:
             self._plan, self._optimized = self._optimized(), None
-        return self._plan.run(context, feed_values)
+        return self._plan.run(context, feed_values, trace)
 
 
 def graph_structure_version(graph: Graph) -> tuple:

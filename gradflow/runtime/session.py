@@ -1,7 +1,7 @@
 """``Session``: runs the part of a graph that the fetches need, with feeds and variables.
 
 Fetches may be any nest of lists, tuples, namedtuples and dicts of tensors, ops,
-IndexedSlices, variables and names; the result has the same structure. Plans are
+IndexedSlices, SparseTensors, variables and names; the result has the same structure. Plans are
 compiled once per (fetches, feeds) signature and cached.
 """
 from __future__ import annotations
@@ -17,7 +17,10 @@ from gradflow.framework.default_session import (default_session, get_default_ses
                                                 push_default_session, remove_default_session)
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
-from gradflow.runtime.executor import RunContext, compile_plan, graph_structure_version
+from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from gradflow.runtime import tracing
+from gradflow.runtime.executor import (RunContext, compile_plan, graph_structure_version,
+                                       required_ops)
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
 
@@ -47,6 +50,9 @@ class _Fetches:
             shape = None if fetch.dense_shape is None else self._flatten(fetch.dense_shape)
             return lambda values: IndexedSlicesValue(
                 parts[0](values), parts[1](values), None if shape is None else shape(values))
+        if isinstance(fetch, SparseTensor):
+            parts = [self._flatten(t) for t in (fetch.indices, fetch.values, fetch.dense_shape)]
+            return lambda values: SparseTensorValue(*(part(values) for part in parts))
         element = self._element(fetch)
         if isinstance(element, Operation):
             self.targets.append(element)
@@ -87,6 +93,7 @@ class Session:
         self._single_fetches: dict = {}  # a lone fetched tensor or op -> its _Fetches
         self._run_lock = threading.Lock()
         self._default_context = None
+        self._config = tracing.checked_config(config)
 
     @property
     def graph(self) -> Graph:
@@ -104,11 +111,16 @@ class Session:
         """Computes ``fetches`` (any nest) with ``feed_dict`` overriding tensors' values."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        trace = tracing.checked_trace(options, run_metadata)
         flat = self._fetches(fetches)
         feed_tensors, feed_values = self._feeds(feed_dict)
         plan = self._plan(flat.tensors, feed_tensors, flat.targets)
         context = RunContext(self, self._variables)
-        results = plan.run(context, feed_values)
+        results = plan.run(context, feed_values, trace)
+        if trace is not None:
+            tracing.fill_step_stats(run_metadata, trace)
+        if options is not None and options.output_partition_graphs and run_metadata is not None:
+            run_metadata.partition_graphs.add().CopyFrom(self._graph.as_graph_def())
         if context.pending:
             with self._run_lock:
                 context.commit()
@@ -129,6 +141,8 @@ class Session:
         if plan is None or plan.structure_version != graph_structure_version(self._graph):
             plan = compile_plan(self._graph, tensors, feed_tensors, targets)
             self._plans[key] = plan
+            if self._config is not None and self._config.log_device_placement:
+                tracing.log_placement(required_ops(tensors, targets, set(feed_tensors)))
         return plan
 
     def _feeds(self, feed_dict) -> tuple[list, list]:
@@ -157,6 +171,14 @@ class Session:
                 raise ValueError(f"Feed value for IndexedSlices {key.name} must be "
                                  "(values, indices[, dense_shape])")
             return [(self._feed_tensor(k), v) for k, v in zip(parts, given) if k is not None]
+        if isinstance(key, SparseTensor):
+            given = tuple(value) if isinstance(value, (tuple, list)) else ()
+            if len(given) != 3:
+                raise TypeError(f"The value of a SparseTensor feed ({key.name}) must be a "
+                                "SparseTensorValue or an (indices, values, dense_shape) "
+                                f"tuple, got {type(value).__name__}")
+            parts = (key.indices, key.values, key.dense_shape)
+            return [(self._feed_tensor(k), v) for k, v in zip(parts, given, strict=True)]
         return [(self._feed_tensor(key), value)]
 
     def _feed_tensor(self, key) -> Tensor:

@@ -3,7 +3,9 @@
 Trains a 64-64-10 ReLU network on 8x8 digit images (gradflow/data/digits.npz) with
 mini-batches, prints a progress bar with the running loss and the held-out accuracy,
 and writes into the output folder: the graph as DOT (and SVG when Graphviz is
-installed), the same graph as JSON + NPZ, a loss curve (SVG) and a checkpoint.
+installed), the same graph as JSON + NPZ, a loss curve (SVG), a checkpoint and
+TensorBoard event files (``tensorboard --logdir <output>/tensorboard``: the loss and
+accuracy curves, weight histograms and the graph).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from gradflow.ops.nn import relu, sparse_softmax_cross_entropy_with_logits
 from gradflow.ops.state import Variable, global_variables_initializer
 from gradflow.runtime.executor import required_ops
 from gradflow.runtime.session import Session
+from gradflow.summary import FileWriter, Summary, histogram, merge_all, scalar
 from gradflow.tools.plot import line_chart_svg, moving_average
 from gradflow.tools.serialization import save_graph
 from gradflow.tools.visualize import graphviz_available, render, to_dot
@@ -32,6 +35,8 @@ from gradflow.train import (AdagradOptimizer, AdamOptimizer, GradientDescentOpti
 
 __all__ = ["DemoConfig", "DemoResult", "run_demo", "load_digits", "OPTIMIZERS"]
 
+# Steps between two TensorBoard points (loss, weight histograms).
+SUMMARY_EVERY = 10
 # Default learning rate of each optimizer choice (tuned for this problem).
 OPTIMIZERS = {"sgd": 0.5, "momentum": 0.1, "adagrad": 0.1, "rmsprop": 0.003, "adam": 0.01}
 HIDDEN_UNITS = 64
@@ -88,19 +93,24 @@ def run_demo(config: DemoConfig, out: Optional[TextIO] = None) -> DemoResult:
         # The picture shows what a training step runs, not the variable initialisers.
         picture_ops = required_ops([model.accuracy], [model.train_op], set())
         saver = Saver(max_to_keep=1)
-        with Session(graph=graph) as sess:
+        logdir = os.path.join(config.output, "tensorboard")
+        with Session(graph=graph) as sess, FileWriter(logdir, graph) as writer:
             sess.run(global_variables_initializer())
-            losses = _train(sess, model, train_x, train_y, config, rng, out)
+            losses = _train(sess, model, train_x, train_y, config, rng, out, writer)
             accuracy = float(sess.run(model.accuracy, {model.images: test_x,
                                                        model.labels: test_y}))
+            writer.add_summary(Summary(value=[Summary.Value(
+                tag="test_accuracy", simple_value=accuracy)]), config.steps)
             os.makedirs(config.output, exist_ok=True)
             files = [saver.save(sess, os.path.join(config.output, "checkpoints", "model"),
-                                global_step=config.steps) + ".npz"]
+                                global_step=config.steps) + ".npz", logdir]
     seconds = time.perf_counter() - start
     out.write(f"Test accuracy: {accuracy:.4f} ({round(accuracy * len(test_x))}/{len(test_x)}) "
               f"after {seconds:.1f} s\n")
     files += _write_pictures(graph, picture_ops, losses, config, out)
     out.write("Wrote:\n" + "".join(f"  {path}\n" for path in files))
+    out.write(f"See the training run in TensorBoard: tensorboard --logdir {logdir} "
+              "(then open http://localhost:6006)\n")
     return DemoResult(accuracy, losses[-1], seconds, files)
 
 
@@ -128,6 +138,11 @@ class _Model:
         correct = equal(argmax(logits, 1), self.labels)
         self.accuracy = reduce_mean(cast(correct, float32), name="accuracy")
         self.train_op = _optimizer(optimizer, learning_rate).minimize(self.loss)
+        scalar("training_loss", self.loss)
+        scalar("batch_accuracy", self.accuracy)
+        for weights in (hidden, logits):
+            histogram(weights.op.name.split("/")[0] + "_activations", weights)
+        self.summary = merge_all()
 
 
 def _weights(rng, fan_in: int, fan_out: int):
@@ -145,13 +160,18 @@ def _optimizer(name: str, learning_rate: float):
             "adam": lambda: AdamOptimizer(learning_rate)}[name]()
 
 
-def _train(sess, model: _Model, images, labels, config: DemoConfig, rng, out) -> list[float]:
+def _train(sess, model: _Model, images, labels, config: DemoConfig, rng, out,
+           writer: FileWriter) -> list[float]:
     progress = ProgressBar(config.steps, out)
     losses = []
     for step in range(1, config.steps + 1):
         batch = rng.integers(0, len(images), BATCH_SIZE)
-        _, loss = sess.run([model.train_op, model.loss],
-                           {model.images: images[batch], model.labels: labels[batch]})
+        feed = {model.images: images[batch], model.labels: labels[batch]}
+        if step % SUMMARY_EVERY == 0 or step == 1:
+            _, loss, summary = sess.run([model.train_op, model.loss, model.summary], feed)
+            writer.add_summary(summary, step)
+        else:
+            _, loss = sess.run([model.train_op, model.loss], feed)
         losses.append(float(loss))
         recent = losses[-50:]
         progress.update(step, sum(recent) / len(recent))

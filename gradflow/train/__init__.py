@@ -5,15 +5,49 @@ from gradflow.train.momentum import MomentumOptimizer
 from gradflow.train.adagrad import AdagradOptimizer
 from gradflow.train.rmsprop import RMSPropOptimizer
 from gradflow.train.adam import AdamOptimizer
+from gradflow.train.adadelta import AdadeltaOptimizer
+from gradflow.train.adagrad_da import AdagradDAOptimizer
+from gradflow.train.ftrl import FtrlOptimizer
+from gradflow.train.proximal_adagrad import ProximalAdagradOptimizer
+from gradflow.train.proximal_gradient_descent import ProximalGradientDescentOptimizer
 from gradflow.train.training_util import (
     assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
     global_step)
+from gradflow.train.learning_rate_decay import (
+    cosine_decay, cosine_decay_restarts, exponential_decay, inverse_time_decay,
+    linear_cosine_decay, natural_exp_decay, noisy_linear_cosine_decay, piecewise_constant,
+    piecewise_constant_decay, polynomial_decay)
+from gradflow.train.moving_averages import ExponentialMovingAverage
 from gradflow.train.saver import (
     CheckpointState, Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint)
+from gradflow.train.session_run_hook import (
+    SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues)
+from gradflow.train.basic_session_run_hooks import (
+    CheckpointSaverHook, CheckpointSaverListener, FeedFnHook, FinalOpsHook, LoggingTensorHook,
+    NanLossDuringTrainingError, NanTensorHook, ProfilerHook, SecondOrStepTimer,
+    StepCounterHook, StopAtStepHook, SummarySaverHook)
+from gradflow.train.monitored_session import (
+    ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold, SessionCreator,
+    SingularMonitoredSession)
+from gradflow.summary.writer import FileWriterCache as SummaryWriterCache
+from gradflow.summary.reader import summary_iterator
+from gradflow.io.graph_def import write_graph
 
 __all__ = [
     "Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
-    "RMSPropOptimizer", "AdamOptimizer", "assert_global_step", "create_global_step",
+    "RMSPropOptimizer", "AdamOptimizer", "AdadeltaOptimizer", "AdagradDAOptimizer",
+    "FtrlOptimizer", "ProximalAdagradOptimizer", "ProximalGradientDescentOptimizer",
+    "assert_global_step", "create_global_step",
     "get_global_step", "get_or_create_global_step", "global_step", "CheckpointState", "Saver",
     "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint",
+    "exponential_decay", "inverse_time_decay", "natural_exp_decay", "polynomial_decay",
+    "piecewise_constant", "piecewise_constant_decay", "cosine_decay", "cosine_decay_restarts",
+    "linear_cosine_decay", "noisy_linear_cosine_decay", "ExponentialMovingAverage",
+    "SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues",
+    "CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook", "FinalOpsHook",
+    "LoggingTensorHook", "NanLossDuringTrainingError", "NanTensorHook", "ProfilerHook",
+    "SecondOrStepTimer", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
+    "ChiefSessionCreator", "MonitoredSession", "MonitoredTrainingSession", "Scaffold",
+    "SessionCreator", "SingularMonitoredSession", "SummaryWriterCache", "summary_iterator",
+    "write_graph",
 ]

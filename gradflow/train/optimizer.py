@@ -9,6 +9,7 @@ Custom optimizers may instead override TF1's hooks ``_create_slots``, ``_prepare
 """
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 from typing import Iterator, Optional
 
@@ -43,7 +44,9 @@ class Optimizer:
         self._name = name
         self._hyper: dict[str, object] = {}
         self._hyper_tensors: dict[str, Tensor] = {}
+        self._hyper_names: dict[str, str] = {}  # op names of hyperparameters, if not keys
         self._slot_fill: dict[str, float] = {}
+        self._slot_op_names: dict[str, str] = {}  # slot variable names, if not self._name
         self._slots: dict[str, dict[Operation, Variable]] = {}
         self._non_slots: dict[tuple[str, Graph], Variable] = {}
 
@@ -152,12 +155,13 @@ class Optimizer:
         for var in var_list:
             for slot_name in UPDATE_RULES[self._rule].slots:
                 self._filled_slot(var, self._slot_fill.get(slot_name, 0.0), slot_name,
-                                  self._name)
+                                  self._slot_op_names.get(slot_name, self._name))
 
     def _prepare(self) -> None:
         """Converts the hyperparameters (values, tensors or callables) to tensors."""
         self._hyper_tensors = {
-            key: convert_to_tensor(value() if callable(value) else value, name=key)
+            key: convert_to_tensor(value() if callable(value) else value,
+                                   name=self._hyper_names.get(key, key))
             for key, value in self._hyper.items()}
 
     def _apply_dense(self, grad: Tensor, var: Variable):
@@ -274,13 +278,20 @@ def _assert_valid_dtypes(tensors) -> None:
 
 
 def _flatten(values) -> list:
+    """The variables of a ``var_list``: TF1's ``nest.flatten`` (dicts give their values in
+    key order), extended to any iterable (sets in name order, dict views, generators)."""
     flat, stack = [], [values]
     while stack:
         item = stack.pop()
-        if isinstance(item, (list, tuple)):
-            stack.extend(reversed(item))
-        else:
+        if isinstance(item, (Variable, Tensor, str, bytes)) or \
+                not isinstance(item, collections.abc.Iterable):
             flat.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed([item[key] for key in sorted(item)]))
+        elif isinstance(item, (set, frozenset)):
+            stack.extend(sorted(item, key=lambda v: getattr(v, "name", repr(v)), reverse=True))
+        else:
+            stack.extend(reversed(list(item)))
     return flat
 
 

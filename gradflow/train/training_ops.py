@@ -77,6 +77,68 @@ def _sparse_adam(var, m, v, values, rows, *, beta1_power, beta2_power, learning_
     return var - alpha * m / (np.sqrt(v) + epsilon), m, v
 
 
+def _adadelta(var, accum, accum_update, grad, *, lr, rho, epsilon):
+    accum = accum * rho + grad * grad * (1 - rho)
+    update = np.sqrt(accum_update + epsilon) / np.sqrt(accum + epsilon) * grad
+    accum_update = accum_update * rho + update * update * (1 - rho)
+    return var - update * lr, accum, accum_update
+
+
+def _shrink(value, threshold):
+    """Soft thresholding: ``sign(value) * max(|value| - threshold, 0)``."""
+    return np.sign(value) * np.maximum(np.abs(value) - threshold, 0)
+
+
+def _proximal_step(prox_var, step_size, l1, l2):
+    """The proximal map of ``l1 * |x| + l2 / 2 * x**2`` at ``prox_var`` for ``step_size``."""
+    if l1 > 0:
+        prox_var = _shrink(prox_var, step_size * l1)
+    return prox_var / (1 + step_size * l2)
+
+
+def _proximal_gradient_descent(var, grad, *, learning_rate, l1, l2):
+    return (_proximal_step(var - grad * learning_rate, learning_rate, l1, l2),)
+
+
+def _proximal_adagrad(var, accum, grad, *, learning_rate, l1, l2):
+    accum = accum + grad * grad
+    step_size = learning_rate / np.sqrt(accum)
+    return _proximal_step(var - grad * step_size, step_size, l1, l2), accum
+
+
+def _adagrad_da(var, gradient_accum, gradient_squared_accum, grad, *, learning_rate, l1, l2,
+                global_step):
+    """Dual averaging: the variable is recomputed from the accumulated gradients."""
+    gradient_accum = gradient_accum + grad
+    gradient_squared_accum = gradient_squared_accum + grad * grad
+    denominator = l2 * global_step * learning_rate + np.sqrt(gradient_squared_accum)
+    numerator = _shrink(gradient_accum, l1 * global_step) if l1 > 0 else gradient_accum
+    return -learning_rate * numerator / denominator, gradient_accum, gradient_squared_accum
+
+
+def _ftrl_v2(var, accum, linear, grad, *, learning_rate, l1, l2, l2_shrinkage,
+             learning_rate_power):
+    """FTRL-Proximal (McMahan et al., 2013); ``l2_shrinkage`` adds ``2 * s * var`` to the
+    gradient the linear term sees (the accumulator sees the plain gradient)."""
+    shrunk_grad = grad + 2 * l2_shrinkage * var
+    new_accum = accum + grad * grad
+    if learning_rate_power == -0.5:
+        sigma = (np.sqrt(new_accum) - np.sqrt(accum)) / learning_rate
+        quadratic = np.sqrt(new_accum) / learning_rate + 2 * l2
+    else:
+        sigma = (new_accum ** -learning_rate_power - accum ** -learning_rate_power) / \
+            learning_rate
+        quadratic = new_accum ** -learning_rate_power / learning_rate + 2 * l2
+    linear = linear + shrunk_grad - sigma * var
+    var = np.where(np.abs(linear) > l1, (np.sign(linear) * l1 - linear) / quadratic, 0)
+    return var, new_accum, linear
+
+
+def _ftrl(var, accum, linear, grad, *, learning_rate, l1, l2, learning_rate_power):
+    return _ftrl_v2(var, accum, linear, grad, learning_rate=learning_rate, l1=l1, l2=l2,
+                    l2_shrinkage=0, learning_rate_power=learning_rate_power)
+
+
 class UpdateRule:
     """One optimizer rule: its slots and hyperparameters in op-input order."""
 
@@ -113,6 +175,16 @@ UPDATE_RULES = {rule.name: rule for rule in (
                _LR + ("decay", "momentum", "epsilon"), _centered_rmsprop),
     UpdateRule("Adam", ("m", "v"), ("beta1_power", "beta2_power") + _LR +
                ("beta1", "beta2", "epsilon"), _adam, _sparse_adam),
+    UpdateRule("Adadelta", ("accum", "accum_update"), ("lr", "rho", "epsilon"), _adadelta),
+    UpdateRule("AdagradDA", ("gradient_accumulator", "gradient_squared_accumulator"),
+               _LR + ("l1", "l2", "global_step"), _adagrad_da),
+    UpdateRule("Ftrl", ("accum", "linear"), _LR + ("l1", "l2", "learning_rate_power"),
+               _ftrl),
+    UpdateRule("FtrlV2", ("accum", "linear"),
+               _LR + ("l1", "l2", "l2_shrinkage", "learning_rate_power"), _ftrl_v2),
+    UpdateRule("ProximalGradientDescent", (), _LR + ("l1", "l2"),
+               _proximal_gradient_descent),
+    UpdateRule("ProximalAdagrad", ("accumulator",), _LR + ("l1", "l2"), _proximal_adagrad),
 )}
 
 

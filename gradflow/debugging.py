@@ -1,0 +1,14 @@
+"""``gf.debugging``: run-time checks under their ``tf.debugging`` names."""
+from gradflow.ops.logging_ops import (  # noqa: F401
+    Assert, assert_equal, assert_greater, assert_greater_equal, assert_integer, assert_less,
+    assert_less_equal, assert_negative, assert_non_negative, assert_non_positive,
+    assert_none_equal, assert_positive, assert_proper_iterable, assert_rank,
+    assert_rank_at_least, assert_scalar, assert_type, is_numeric_tensor)
+from gradflow.ops.numerics import add_check_numerics_ops, check_numerics  # noqa: F401
+
+__all__ = ["Assert", "assert_equal", "assert_greater", "assert_greater_equal",
+           "assert_integer", "assert_less", "assert_less_equal", "assert_negative",
+           "assert_non_negative", "assert_non_positive", "assert_none_equal",
+           "assert_positive", "assert_proper_iterable", "assert_rank", "assert_rank_at_least",
+           "assert_scalar", "assert_type", "is_numeric_tensor", "add_check_numerics_ops",
+           "check_numerics"]

@@ -1,0 +1,7 @@
+"""``gf.random``: random ops and candidate samplers under their ``tf.random`` names."""
+from gradflow.ops.candidate_sampling import (  # noqa: F401
+    categorical, fixed_unigram_candidate_sampler, learned_unigram_candidate_sampler,
+    log_uniform_candidate_sampler, multinomial, uniform_candidate_sampler)
+from gradflow.ops.random import (  # noqa: F401
+    get_seed, random_normal as normal, random_shuffle as shuffle,
+    random_uniform as uniform, set_random_seed, truncated_normal)
