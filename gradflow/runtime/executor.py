@@ -101,6 +101,7 @@ class RunContext:
 
     def commit(self) -> None:
         self.store.update(self.pending)
+        self.pending.clear()
 
     def call(self, function: Function, args: Sequence) -> list:
         """Runs a graph function (the body of a call, cond or loop op) within this run.
@@ -111,7 +112,6 @@ class RunContext:
         if plan is None or plan.structure_version != graph_structure_version(function.graph):
             plan = function.plan = compile_plan(function.graph, function.outputs, function.inputs)
         return plan.run(self, args)
-        self.pending.clear()
 
 
 class Step:
