@@ -23,7 +23,7 @@ from gradflow.framework.registry import (  # noqa: F401
 from gradflow.framework.constant import (  # noqa: F401
     constant, convert_to_tensor, is_tensor, register_tensor_conversion_function)
 from gradflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
-from gradflow.framework import errors  # noqa: F401
+from gradflow.framework import errors, nest  # noqa: F401
 from gradflow.ops.array import *  # noqa: F401,F403
 from gradflow.ops.math import *  # noqa: F401,F403
 from gradflow.ops.segments import *  # noqa: F401,F403

@@ -19,7 +19,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from gradflow.framework import dtypes
+from gradflow.framework import dtypes, nest
 from gradflow.framework.constant import constant, convert_to_tensor
 from gradflow.framework.function import FuncGraph, Function, carries_gradient
 from gradflow.framework.graph import Operation, Tensor, get_default_graph
@@ -574,58 +574,111 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
                return_same_structure: bool = False, _skip_invariant_check: bool = False):
     """Repeats ``body`` while ``cond`` is true (TF1 ``tf.while_loop``).
 
-    ``loop_vars`` is a (nested) structure of tensors and TensorArrays; ``body`` returns
-    the same structure. A variable's shape may only change across iterations within its
-    ``shape_invariants`` entry.
+    ``loop_vars`` is a list or tuple of (nested structures of) tensors and TensorArrays;
+    ``body`` returns the same structure (a lone tensor for a single loop variable). The
+    result has the structure ``body`` returns; with one loop variable and
+    ``return_same_structure=False`` it is that variable itself. A variable's shape may
+    only change across iterations within its ``shape_invariants`` entry.
     """
     if not callable(cond):
-        raise TypeError("cond must be callable.")
+        raise TypeError("'cond' must be callable.")
     if not callable(body):
-        raise TypeError("body must be callable.")
-    if isinstance(loop_vars, (list, tuple)) and not loop_vars:
-        raise ValueError("No loop variables provided")
+        raise TypeError("'body' must be callable.")
+    if not isinstance(parallel_iterations, int) or isinstance(parallel_iterations, bool) \
+            or parallel_iterations < 1:
+        raise TypeError("'parallel_iterations' must be a positive integer.")
+    bare = not nest.is_nested(loop_vars)  # a lone tensor (TF2 style) comes back alone
+    loop_vars = [loop_vars] if bare else loop_vars
+    if not loop_vars:
+        raise ValueError("'loop_vars' must be provided.")
     graph = get_default_graph()
-    single = not isinstance(loop_vars, (list, tuple))
-    if maximum_iterations is not None:
-        return _bounded_while(cond, body, loop_vars, shape_invariants, single, back_prop,
-                              name, maximum_iterations, return_same_structure)
-    structure = [loop_vars] if single else loop_vars
     with graph.atomic(), graph.name_scope(name or "while"):
-        templates = _flatten(structure)
-        init = [_to_flow(v) for v in templates]
-        shapes = _loop_shapes(init, shape_invariants, single)
-        cond_graph, body_graph, cond_out, body_outs = _trace_loop(
-            cond, body, structure, templates, init, shapes, single, _skip_invariant_check)
-        sources, (cond_extra, body_extra) = _shared_inputs([cond_graph, body_graph])
-        n = len(init)
-        cond_fn = Function(cond_graph, cond_graph.inputs[:n] + cond_extra, [cond_out],
-                           name="while_cond")
-        body_fn = Function(body_graph, body_graph.inputs[:n] + body_extra, body_outs,
-                           name="while_body")
+        try_to_pack = bare or (len(loop_vars) == 1 and not return_same_structure)
+        if maximum_iterations is not None:
+            cond, body, loop_vars, shape_invariants = _bounded_loop(
+                cond, body, loop_vars, shape_invariants, maximum_iterations, try_to_pack)
+        result = _build_while(graph, cond, body, loop_vars, shape_invariants, back_prop,
+                              parallel_iterations, _skip_invariant_check)
+    if maximum_iterations is not None:
+        return result[1]
+    return result[0] if try_to_pack else result
+
+
+def _bounded_loop(cond, body, loop_vars, shape_invariants, maximum_iterations,
+                  try_to_pack: bool):
+    """``maximum_iterations``: a counter carried before the loop variables (as TF1)."""
+    limit = convert_to_tensor(maximum_iterations, name="maximum_iterations")
+    if limit.shape.ndims != 0:
+        raise ValueError(f"'maximum_iterations' must be a scalar. Received shape: "
+                         f"{limit.shape}")
+    counter = constant(0, dtype=limit.dtype, name="iteration_counter")
+    if try_to_pack:
+        inner = loop_vars[0]
+
+        def bounded_cond(i, value):
+            return math.logical_and(math.less(i, limit), cond(value))
+
+        def bounded_body(i, value):
+            return i + 1, body(value)
+    else:
+        inner = loop_vars
+
+        def bounded_cond(i, values):
+            return math.logical_and(math.less(i, limit), cond(*values))
+
+        def bounded_body(i, values):
+            # Beyond TF1 (which raises TypeError): a tuple body result for list loop_vars
+            # (or the reverse) is accepted, as it is without maximum_iterations.
+            result = body(*values)
+            if type(result) in (list, tuple) and type(values) in (list, tuple):
+                result = type(values)(result)
+            return i + 1, result
+    if shape_invariants is not None:
+        shape_invariants = (TensorShape([]), shape_invariants)
+    return bounded_cond, bounded_body, (counter, inner), shape_invariants
+
+
+def _build_while(graph, cond, body, loop_vars, shape_invariants, back_prop: bool,
+                 parallel_iterations: int, skip_check: bool):
+    """Traces ``cond`` and ``body``, adds the While op; returns the packed results."""
+    templates = nest.flatten(loop_vars)
+    init = [_to_flow(v) for v in templates]
+    shapes = _loop_shapes(loop_vars, init, shape_invariants)
+    cond_graph, body_graph, cond_out, body_result, body_outs = _trace_loop(
+        cond, body, loop_vars, templates, init, shapes, skip_check)
+    sources, (cond_extra, body_extra) = _shared_inputs([cond_graph, body_graph])
+    n = len(init)
+    cond_fn = Function(cond_graph, cond_graph.inputs[:n] + cond_extra, [cond_out],
+                       name="while_cond")
+    body_fn = Function(body_graph, body_graph.inputs[:n] + body_extra, body_outs,
+                       name="while_body")
+    with graph.control_dependencies(_outer_controls([cond_graph, body_graph])):
         op = graph.create_op("While", init + sources,
                              {"cond": cond_fn, "body": body_fn, "num_loop_vars": n,
                               "shapes": shapes, "record_history": False,
                               "parallel_iterations": parallel_iterations},
                              name="While")
-        outputs = op.outputs[:n]
-        if not back_prop:
-            outputs = [array.stop_gradient(t) if t.dtype.is_trainable else t for t in outputs]
-    leaves = [_from_flow(tmpl, t) for tmpl, t in zip(templates, outputs)]
-    result = _pack_as(structure, leaves)
-    if single and not return_same_structure:
-        return result[0]
-    return result
+    outputs = op.outputs[:n]
+    if not back_prop:
+        outputs = [array.stop_gradient(t) if t.dtype.is_trainable else t for t in outputs]
+    leaves = [_from_flow(tmpl, t) for tmpl, t in zip(nest.flatten(body_result), outputs)]
+    return nest.pack_sequence_as(body_result, leaves)
 
 
-def _loop_shapes(init: list, shape_invariants, single: bool) -> list:
+def _outer_controls(graphs: Sequence[FuncGraph]) -> list:
+    """Control inputs that the functions' bodies named from enclosing graphs."""
+    ops: list = []
+    for graph in graphs:
+        ops.extend(op for op in graph.outer_control_inputs if op not in ops)
+    return ops
+
+
+def _loop_shapes(loop_vars, init: list, shape_invariants) -> list:
     if shape_invariants is None:
         return [t.shape for t in init]
-    invariants = _flatten([shape_invariants] if single else shape_invariants)
-    if len(invariants) != len(init):
-        raise ValueError(f"shape_invariants has {len(invariants)} entries for {len(init)} "
-                         "loop variables")
+    nest.assert_same_structure(loop_vars, shape_invariants)
     shapes = []
-    for t, invariant in zip(init, invariants):
+    for t, invariant in zip(init, nest.flatten(shape_invariants)):
         invariant = as_shape(invariant)
         if not invariant.is_compatible_with(t.shape):
             raise ValueError(f"The shape invariant specified for {t.name} is not compatible "
@@ -636,7 +689,7 @@ def _loop_shapes(init: list, shape_invariants, single: bool) -> list:
     return shapes
 
 
-def _trace_loop(cond, body, structure, templates, init, shapes, single, skip_check):
+def _trace_loop(cond, body, loop_vars, templates, init, shapes, skip_check):
     outer = get_default_graph()
     cond_graph = FuncGraph("while_cond", outer)
     body_graph = FuncGraph("while_body", outer)
@@ -645,35 +698,55 @@ def _trace_loop(cond, body, structure, templates, init, shapes, single, skip_che
             for i, (t, shape) in enumerate(zip(init, shapes)):
                 graph.add_input(t.dtype, shape, name=f"loop_var{i}")
     with cond_graph.as_default():
-        args = _loop_args(structure, templates, cond_graph.inputs[:len(init)])
-        cond_out = convert_to_tensor(cond(*args))
-        if cond_out.dtype is not dtypes.bool or cond_out.shape.ndims not in (None, 0):
-            raise TypeError(f"cond of while_loop must return a scalar bool tensor, got "
-                            f"{cond_out!r}")
+        args = _loop_args(loop_vars, templates, cond_graph.inputs[:len(init)])
+        cond_out = _check_cond_output(convert_to_tensor(cond(*args)))
         cond_out = as_function_output(cond_graph, cond_out)
     with body_graph.as_default():
-        args = _loop_args(structure, templates, body_graph.inputs[:len(init)])
-        result = body(*args)
-        if len(structure) == 1 and not (isinstance(result, (list, tuple)) and len(result) == 1):
-            result = [result]  # one loop variable: body may return it bare (TF1 allows it)
-        _check_body_structure(structure, result)
-        outputs = [as_function_output(body_graph, _to_flow(v)) for v in _flatten(result)]
+        args = _loop_args(loop_vars, templates, body_graph.inputs[:len(init)])
+        result = _body_structure(args, body(*args))
+        outputs = [as_function_output(body_graph, _to_flow(v)) for v in nest.flatten(result)]
     _check_body_outputs(init, outputs, shapes, skip_check)
-    return cond_graph, body_graph, cond_out, outputs
+    return cond_graph, body_graph, cond_out, result, outputs
 
 
-def _loop_args(structure, templates, placeholders) -> list:
+def _check_cond_output(cond_out: Tensor) -> Tensor:
+    if cond_out.dtype is not dtypes.bool:
+        raise TypeError(f"Input 'input' of 'LoopCond' Op has type {cond_out.dtype.name} that "
+                        "does not match expected type of bool.")
+    if cond_out.shape.ndims not in (None, 0):
+        raise ValueError(f"Shape must be rank 0 but is rank {cond_out.shape.ndims} for "
+                         f"'LoopCond' (the value returned by cond) with input shapes: "
+                         f"{cond_out.shape}.")
+    return cond_out
+
+
+def _loop_args(loop_vars, templates, placeholders) -> list:
     """The loop variables as the user's callables receive them (positional arguments)."""
     leaves = [_from_flow(tmpl, p) for tmpl, p in zip(templates, placeholders)]
-    return list(_pack_as(structure, leaves))
+    return list(nest.pack_sequence_as(loop_vars, leaves))
 
 
-def _check_body_structure(structure, result) -> None:
-    if not _same_structure(list(structure) if isinstance(structure, tuple) else structure,
-                           list(result) if isinstance(result, tuple) else result):
-        raise ValueError("The two structures don't have the same nested structure.\n\n"
-                         f"First structure: {structure!r}\n\nSecond structure: {result!r}\n\n"
-                         "(loop_vars vs. the value returned by body)")
+def _body_structure(args: list, result):
+    """``body``'s result as a sequence matching the loop variables (TF1's rules).
+
+    A lone value is wrapped in a list. Beyond TF1, a single nested loop variable may
+    come back without its one-element wrapper.
+    """
+    if not nest.is_nested(result):
+        result = [result]
+    elif len(args) == 1 and nest.is_nested(args[0]) and \
+            _mismatch_free(args, list(result)) is False and _mismatch_free(args[0], result):
+        result = [result]
+    nest.assert_same_structure(args, list(result))
+    return result
+
+
+def _mismatch_free(a, b) -> bool:
+    try:
+        nest.assert_same_structure(a, b, check_types=False)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _check_body_outputs(init: list, outputs: list, shapes: list, skip_check: bool) -> None:
@@ -687,27 +760,3 @@ def _check_body_outputs(init: list, outputs: list, shapes: list, skip_check: boo
                              f"has shape {out.shape} after one iteration. To allow the shape "
                              "to vary across iterations, use the `shape_invariants` argument "
                              "of gf.while_loop to specify a less-specific shape.")
-
-
-def _bounded_while(cond, body, loop_vars, shape_invariants, single, back_prop, name,
-                   maximum_iterations, return_same_structure):
-    """``maximum_iterations``: an integer counter carried beside the loop variables."""
-    graph = get_default_graph()
-    with graph.name_scope(name or "while"):
-        limit = convert_to_tensor(maximum_iterations, dtype=dtypes.int32,
-                                  name="maximum_iterations")
-        counter = constant(0, dtype=dtypes.int32, name="iteration_counter")
-
-    def as_args(inner):
-        return [inner] if single else list(inner)
-
-    def bounded_cond(i, inner):
-        return math.logical_and(math.less(i, limit), cond(*as_args(inner)))
-
-    def bounded_body(i, inner):
-        return i + 1, body(*as_args(inner))
-
-    invariants = None if shape_invariants is None else (TensorShape([]), shape_invariants)
-    _, result = while_loop(bounded_cond, bounded_body, (counter, loop_vars), invariants,
-                           back_prop=back_prop, name=name)
-    return [result] if single and return_same_structure else result
