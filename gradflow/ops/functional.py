@@ -19,7 +19,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from gradflow.framework import dtypes, nest
+from gradflow.framework import dtypes, errors, nest
 from gradflow.framework.constant import constant, convert_to_tensor
 from gradflow.framework.function import FuncGraph, Function, carries_gradient
 from gradflow.framework.graph import Operation, Tensor, get_default_graph
@@ -319,12 +319,27 @@ def _if_grad(op, *grads):
                                        results)
 
 
-def _trace_branch(fn: Callable, name: str) -> tuple[FuncGraph, object, list]:
-    graph = FuncGraph(name, get_default_graph())
+def _trace_branch(fn: Callable, what: str, taken: bool,
+                  strict: bool) -> tuple[FuncGraph, object, list]:
+    """Traces one branch; ops among its results become bool tensors (``taken``)."""
+    graph = FuncGraph("cond_true" if taken else "cond_false", get_default_graph())
     with graph.as_default():
         result = fn()
-        leaves = [as_function_output(graph, _to_flow(v)) for v in _flatten(result)]
+        if result is None:
+            raise ValueError(f"'{what}' must have a return value.")
+        if not strict:
+            result = _unpack_singleton(result)
+        result = nest.map_structure(lambda v: _op_as_flag(v, taken), result)
+        leaves = [as_function_output(graph, _to_flow(v)) for v in nest.flatten(result)]
     return graph, result, leaves
+
+
+def _op_as_flag(value, taken: bool):
+    """An op returned by a branch: a bool tensor that is ready once the op has run."""
+    if not isinstance(value, Operation):
+        return value
+    with get_default_graph().control_dependencies([value]):
+        return constant(taken, name="pivot")
 
 
 def _shared_inputs(graphs: Sequence[FuncGraph]) -> tuple[list, list[list]]:
@@ -342,65 +357,159 @@ def cond(pred, true_fn: Optional[Callable] = None, false_fn: Optional[Callable] 
          strict: bool = False, name: Optional[str] = None, fn1=None, fn2=None):
     """Returns ``true_fn()`` if ``pred`` is true else ``false_fn()``; only one branch runs.
 
-    Both branches must return the same structure of tensors with matching dtypes.
-    Gradients flow through the branch that ran.
+    Both branches return the same structure of tensors (ops, such as ``no_op`` or
+    ``group``, become bool tensors: true in the branch that ran) with matching dtypes.
+    Unless ``strict``, one-element lists and tuples are unpacked. Gradients flow through
+    the branch that ran.
     """
-    true_fn = true_fn if true_fn is not None else fn1
-    false_fn = false_fn if false_fn is not None else fn2
+    true_fn = _renamed_argument(true_fn, fn1, "true_fn", "fn1")
+    false_fn = _renamed_argument(false_fn, fn2, "false_fn", "fn2")
     if not callable(true_fn):
-        raise TypeError("true_fn must be callable.")
+        raise TypeError("'true_fn' must be callable.")
     if not callable(false_fn):
-        raise TypeError("false_fn must be callable.")
+        raise TypeError("'false_fn' must be callable.")
+    if isinstance(pred, bool):
+        raise TypeError("'pred' must not be a Python bool.")
     graph = get_default_graph()
     with graph.atomic(), graph.name_scope(name or "cond"):
         predicate = convert_to_tensor(pred)
-        if predicate.dtype is not dtypes.bool or predicate.shape.ndims not in (None, 0):
-            raise TypeError(f"pred must be a scalar bool tensor, got {predicate.name} of dtype "
-                            f"{predicate.dtype.name} and shape {predicate.shape}")
-        then_graph, then_result, then_leaves = _trace_branch(true_fn, "cond_true")
-        else_graph, else_result, else_leaves = _trace_branch(false_fn, "cond_false")
+        _check_predicate(predicate, "Switch", "pred")
+        then_graph, then_result, then_leaves = _trace_branch(true_fn, "true_fn", True, strict)
+        else_graph, else_result, else_leaves = _trace_branch(false_fn, "false_fn", False,
+                                                             strict)
         _check_branches_match(then_result, else_result, then_leaves, else_leaves)
         sources, (then_inputs, else_inputs) = _shared_inputs([then_graph, else_graph])
         then_branch = Function(then_graph, then_inputs, then_leaves, name="cond_true")
         else_branch = Function(else_graph, else_inputs, else_leaves, name="cond_false")
-        op = graph.create_op("If", [predicate] + sources,
-                             {"then_branch": then_branch, "else_branch": else_branch},
-                             name="If")
-    if then_result is None:
-        return op
-    outputs = [_from_flow(t, o) for t, o in zip(_flatten(then_result), op.outputs)]
-    return _pack_as(then_result, outputs) if isinstance(then_result, (list, tuple, dict)) \
-        else outputs[0]
+        with graph.control_dependencies(_outer_controls([then_graph, else_graph])):
+            op = graph.create_op("If", [predicate] + sources,
+                                 {"then_branch": then_branch, "else_branch": else_branch},
+                                 name="If")
+    outputs = [_from_flow(t, o) for t, o in zip(nest.flatten(then_result), op.outputs)]
+    return nest.pack_sequence_as(then_result, outputs)
+
+
+def _renamed_argument(value, old_value, name: str, old_name: str):
+    """TF1's deprecated ``fn1``/``fn2`` spellings of ``true_fn``/``false_fn``."""
+    if old_value is not None:
+        if value is not None:
+            raise TypeError(f"cond(): '{name}' and '{old_name}' may not be set simultaneously.")
+        value = old_value
+    if value is None:
+        raise TypeError(f"cond(): '{name}' argument required")
+    return value
+
+
+def _check_predicate(predicate: Tensor, op_type: str, what: str) -> None:
+    if predicate.dtype is not dtypes.bool:
+        raise TypeError(f"Input '{what}' of '{op_type}' Op has type {predicate.dtype.name} "
+                        "that does not match expected type of bool.")
+    if predicate.shape.ndims not in (None, 0):
+        raise ValueError(f"Shape must be rank 0 but is rank {predicate.shape.ndims} for "
+                         f"'{op_type}' ({what} {predicate.name}) with input shapes: "
+                         f"{predicate.shape}.")
 
 
 def _check_branches_match(then_result, else_result, then_leaves, else_leaves) -> None:
-    if not _same_structure(then_result, else_result) or len(then_leaves) != len(else_leaves):
-        raise ValueError("true_fn and false_fn arguments to gf.cond must have the same number, "
-                         "type, and overall structure of return values.\n\n"
-                         f"true_fn returned: {then_result!r}\nfalse_fn returned: "
-                         f"{else_result!r}")
-    for i, (a, b) in enumerate(zip(then_leaves, else_leaves)):
+    nest.assert_same_structure(then_result, else_result)
+    for a, b in zip(then_leaves, else_leaves):
         if a.dtype is not b.dtype:
-            raise TypeError(f"Output {i} of gf.cond has dtype {a.dtype.name} in true_fn but "
-                            f"{b.dtype.name} in false_fn ({a.name} vs {b.name})")
+            raise ValueError("Outputs of 'true_fn' and 'false_fn' must have the same type(s). "
+                             f"Received {a.dtype.name} from 'true_fn' and {b.dtype.name} from "
+                             "'false_fn'.")
+
+
+def _unpack_singleton(result):
+    while isinstance(result, (list, tuple)) and len(result) == 1:
+        result = result[0]
+    return result
+
+
+define_op("CaseCheck", infer=lambda inputs, attrs: [], kernel=lambda *preds, **attrs:
+          _case_check_kernel(*preds, **attrs), stateful=True)
+NotDifferentiable("CaseCheck")
+
+
+def _case_check_kernel(*preds, exclusive: bool, names: list):
+    """Fails the run as TF1's ``case`` does: none true (no default), or several true."""
+    flags = " ".join(str(int(bool(p))) for p in preds)
+    if exclusive and sum(bool(p) for p in preds) > 1:
+        chosen = ", ".join(n for n, p in zip(names, preds) if p)
+        raise errors.InvalidArgumentError(
+            None, None, f"assertion failed: [Input error: exclusive=True: more than 1 "
+                        f"conditions ({chosen}) evaluated as True:] [{flags}]")
+    if not exclusive and not any(bool(p) for p in preds):
+        raise errors.InvalidArgumentError(
+            None, None, "assertion failed: [Input error: None of conditions evaluated as "
+                        f"True:] [{flags}]")
+    return ()
+
+
+def _case_check(predicates: list, exclusive: bool) -> Operation:
+    return get_default_graph().create_op(
+        "CaseCheck", predicates, {"exclusive": exclusive,
+                                  "names": [p.name for p in predicates]},
+        name="Assert")
 
 
 def case(pred_fn_pairs, default: Optional[Callable] = None, exclusive: bool = False,
          strict: bool = False, name: str = "case"):
-    """The first ``fn`` whose ``pred`` holds (else ``default``), as nested ``cond``s."""
-    pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else list(pred_fn_pairs)
-    if not pairs:
+    """The ``fn`` of the first ``pred`` that holds, else ``default`` (TF1 ``tf.case``).
+
+    Without a default the last pair's ``fn`` stands in for it, and the run fails with
+    InvalidArgumentError when no predicate holds. ``exclusive=True`` makes the run fail
+    when more than one of the predicates (the last one aside, without a default) holds.
+    """
+    pairs = _case_pairs(pred_fn_pairs)
+    graph = get_default_graph()
+    with graph.atomic(), graph.name_scope(name):
+        predicates = [convert_to_tensor(p) for p, _ in pairs]
         if default is None:
-            raise ValueError("case needs at least one (pred, fn) pair or a default")
-        return default()
-    fallback = default if default is not None else pairs[-1][1]
-    remaining = pairs if default is not None else pairs[:-1]
-    result_fn = fallback
-    for predicate, fn in reversed(remaining):
-        result_fn = (lambda p, f, otherwise: lambda: cond(p, f, otherwise))(predicate, fn,
-                                                                            result_fn)
-    with get_default_graph().name_scope(name):
-        return result_fn()
+            all_predicates = predicates
+            last_fn = pairs[-1][1]
+            pairs, predicates = pairs[:-1], predicates[:-1]
+
+            def default():
+                with get_default_graph().control_dependencies(
+                        [_case_check(all_predicates, exclusive=False)]):
+                    return nest.map_structure(_guarded, last_fn())
+        checks = [_case_check(predicates, exclusive=True)] if exclusive and len(predicates) > 1 \
+            else []
+        result_fn = default
+        for predicate, (_, fn) in reversed(list(zip(predicates, pairs))):
+            result_fn = (lambda p, f, otherwise: lambda: cond(p, f, otherwise, strict=strict))(
+                predicate, fn, result_fn)
+        with graph.control_dependencies(checks):
+            result = result_fn()
+        return result if pairs or strict else _unpack_singleton(result)
+
+
+def _guarded(value):
+    """``value`` made inside the running control-dependency block (outer ones included)."""
+    if isinstance(value, Operation):
+        return value
+    return array.identity(_to_flow(value))
+
+
+def _case_pairs(pred_fn_pairs) -> list:
+    if isinstance(pred_fn_pairs, dict):
+        pairs = list(pred_fn_pairs.items())
+    elif isinstance(pred_fn_pairs, (list, tuple)):
+        pairs = list(pred_fn_pairs)
+    else:
+        raise TypeError("'pred_fn_pairs' must be a list, tuple, or dict. Received: "
+                        f"{type(pred_fn_pairs)}")
+    if not pairs:
+        raise ValueError("'pred_fn_pairs' must not be empty.")
+    for pair in pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"Each entry in 'pred_fn_pairs' must be a 2-tuple. Received {pair}.")
+        predicate, fn = pair
+        if not isinstance(predicate, Tensor) or predicate.dtype is not dtypes.bool:
+            raise TypeError(f"pred must be Tensor of type bool: {getattr(predicate, 'name', predicate)}")
+        if not callable(fn):
+            raise TypeError(f"fn for pred {predicate.name} must be callable.")
+    return pairs
 
 
 # --------------------------------------------------------------------- while
@@ -576,8 +685,8 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
 
     ``loop_vars`` is a list or tuple of (nested structures of) tensors and TensorArrays;
     ``body`` returns the same structure (a lone tensor for a single loop variable). The
-    result has the structure ``body`` returns; with one loop variable and
-    ``return_same_structure=False`` it is that variable itself. A variable's shape may
+    result has the structure ``body`` returns; when that holds a single tensor and
+    ``return_same_structure=False``, it is that tensor itself. A variable's shape may
     only change across iterations within its ``shape_invariants`` entry.
     """
     if not callable(cond):
@@ -601,7 +710,9 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
                               parallel_iterations, _skip_invariant_check)
     if maximum_iterations is not None:
         return result[1]
-    return result[0] if try_to_pack else result
+    if bare or (not return_same_structure and len(nest.flatten(result)) == 1):
+        return result[0]  # TF1 unpacks a result of a single tensor
+    return result
 
 
 def _bounded_loop(cond, body, loop_vars, shape_invariants, maximum_iterations,
@@ -735,7 +846,7 @@ def _body_structure(args: list, result):
     if not nest.is_nested(result):
         result = [result]
     elif len(args) == 1 and nest.is_nested(args[0]) and \
-            _mismatch_free(args, list(result)) is False and _mismatch_free(args[0], result):
+            not _mismatch_free(args, list(result)) and _mismatch_free(args[0], result):
         result = [result]
     nest.assert_same_structure(args, list(result))
     return result
