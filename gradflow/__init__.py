@@ -38,6 +38,7 @@ from gradflow.ops.functional import *  # noqa: F401,F403
 from gradflow.ops.tensor_array import *  # noqa: F401,F403
 from gradflow.ops.numerics import *  # noqa: F401,F403
 from gradflow.ops.clip import *  # noqa: F401,F403
+from gradflow.ops.extra_math import *  # noqa: F401,F403
 from gradflow.tools import *  # noqa: F401,F403
 from gradflow.autodiff.aggregation import AggregationMethod  # noqa: F401
 from gradflow.autodiff.gradients import UnconnectedGradients, gradients, gradients_v2  # noqa: F401
