@@ -15,13 +15,16 @@ Each construct traces its Python callables into function graphs (see
 """
 from __future__ import annotations
 
+import inspect
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
 from gradflow.framework import dtypes, errors, nest
-from gradflow.framework.constant import constant, convert_to_tensor
+from gradflow.framework.constant import constant, constant_value, convert_to_tensor
 from gradflow.framework.function import FuncGraph, Function, carries_gradient
+from gradflow.framework.function_def import (ArgDef, AttrValue, FunctionDef, NodeDef,
+                                             OpDefSignature)
 from gradflow.framework.graph import Operation, Tensor, get_default_graph
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape, as_shape
@@ -191,47 +194,80 @@ def _call_grad(op, *grads):
     return _scatter_to_inputs(len(op.inputs), function.trainable_input_indices(), results)
 
 
+# Defun keyword arguments that are not function attributes.
+_DEFUN_OPTIONS = ("func_name", "grad_func", "python_grad_func", "out_names", "shape_func",
+                  "capture_by_value", "noinline", "compiled", "separate_compiled_gradients")
+
+
 class Defun:
     """TF1's ``function.Defun``: makes a Python function a graph function.
 
     ``@Defun(gf.float32, gf.float32)`` traces the decorated function on placeholders of
     those dtypes; each call adds one op. Its gradient is ``python_grad_func(op, *grads)``
     or the Defun ``grad_func(*inputs, *grads)`` when given, else the symbolic gradient
-    of the body.
+    of the body. Without input types the function is traced per call's dtypes.
+    ``capture_by_value=True`` copies outer tensors of known value into the body instead
+    of passing them in; ``noinline`` and other keyword attrs are recorded in
+    ``definition.attr``; ``compiled`` marks calls for XLA as ``jit_scope`` does.
     """
 
-    def __init__(self, *input_types, func_name: Optional[str] = None, grad_func=None,
-                 python_grad_func: Optional[Callable] = None, out_names=None,
-                 shape_func: Optional[Callable] = None, **kwargs):
-        if grad_func is not None and python_grad_func is not None:
+    def __init__(self, *input_types, **kwargs):
+        options = {key: kwargs.pop(key) for key in _DEFUN_OPTIONS if key in kwargs}
+        self._attrs = dict(kwargs)  # the rest: attrs of the function (TF1 rule)
+        for key, value in self._attrs.items():
+            if not key.startswith("experimental_"):
+                raise ValueError(f"Unknown keyword arguments: dict_keys({[key]!r}).")
+            AttrValue.of(value)
+        func_name = options.get("func_name")
+        if options.get("grad_func") is not None and \
+                options.get("python_grad_func") is not None:
             raise ValueError(f"Gradient defined twice for function {func_name or '<lambda>'}")
         self._input_types = [dtypes.as_dtype(t) for t in input_types]
-        self._func_name = func_name
-        self._grad_func = grad_func
-        self._python_grad_func = python_grad_func
-        self._shape_func = shape_func
-        self._compiled = bool(kwargs.pop("compiled", False))
-        self._separate_gradients = bool(kwargs.pop("separate_compiled_gradients", False))
-        kwargs.pop("noinline", None)
-        if kwargs:
-            raise TypeError(f"Defun got unexpected keyword arguments {sorted(kwargs)}")
+        self._options = options
+        if options.get("noinline") is not None:
+            self._attrs["_noinline"] = bool(options["noinline"])
 
     def __call__(self, func: Callable) -> "DefinedFunction":
         if not callable(func):
             raise TypeError(f"Defun must decorate a callable, got {func!r}")
-        name = self._func_name or func.__name__
+        options = self._options
+        name = options.get("func_name") or func.__name__
         compile_attrs = {"_XlaCompile": True, "_XlaScope": f"function_{name}",
-                         "_XlaSeparateCompiledGradients": self._separate_gradients} \
-            if self._compiled else {}
-        return DefinedFunction(func, self._input_types, name, self._grad_func,
-                               self._python_grad_func, self._shape_func, compile_attrs)
+                         "_XlaSeparateCompiledGradients":
+                             bool(options.get("separate_compiled_gradients", False))} \
+            if options.get("compiled") else {}
+        return DefinedFunction(func, self._input_types, name, options.get("grad_func"),
+                               options.get("python_grad_func"), options.get("shape_func"),
+                               compile_attrs, out_names=options.get("out_names"),
+                               capture_by_value=bool(options.get("capture_by_value")),
+                               attrs=self._attrs)
+
+
+class _ByValueFuncGraph(FuncGraph):
+    """A function graph that copies outer tensors of known value in as constants."""
+
+    def capture(self, tensor: Tensor) -> Tensor:
+        value = constant_value(tensor) if tensor.graph is not self else None
+        if value is None:
+            if tensor.graph is not self and tensor.op.type == "Placeholder":
+                raise ValueError(f"Cannot capture a placeholder (name:{tensor.op.name}, "
+                                 "type:Placeholder) by value.")
+            return super().capture(tensor)
+        copied = self.captures.get(tensor)
+        if copied is None:
+            with self.as_default(), self.control_dependencies(None), \
+                    self.name_scope(None):
+                copied = self.captures[tensor] = constant(value, dtype=tensor.dtype,
+                                                          name=tensor.op.name.split("/")[-1])
+        return copied
 
 
 class DefinedFunction:
     """A Python function traced into a graph function, once per calling graph."""
 
     def __init__(self, func: Callable, input_types: list, name: str, grad_func,
-                 python_grad_func, shape_func, compile_attrs: dict):
+                 python_grad_func, shape_func, compile_attrs: dict, out_names=None,
+                 capture_by_value: bool = False, attrs: Optional[dict] = None):
         self._func = func
         self._compile_attrs = compile_attrs
         self._input_types = input_types
@@ -239,6 +275,9 @@ class DefinedFunction:
         self._grad_func = grad_func
         self._python_grad_func = python_grad_func
         self._shape_func = shape_func
+        self._out_names = None if out_names is None else list(out_names)
+        self._capture_by_value = capture_by_value
+        self._attrs = dict(attrs or {})
         self._traced: dict = {}
 
     @property
@@ -249,18 +288,85 @@ class DefinedFunction:
     def grad_func(self):
         return self._grad_func
 
+    @property
+    def declared_input_types(self) -> tuple:
+        """The input dtypes given to ``Defun`` (empty for a generic function)."""
+        return tuple(self._input_types)
+
+    def _default_trace(self) -> Function:
+        if not self._input_types:
+            raise ValueError(f"Function {self.name} has no declared input types: use "
+                             "instantiate(input_types) to make a concrete one")
+        return self._trace(get_default_graph(), tuple(self._input_types))
+
+    @property
+    def captured_inputs(self) -> list:
+        """Outer tensors the body uses, passed to each call as extra inputs."""
+        return list(self._default_trace().captured_sources)
+
+    @property
+    def stateful_ops(self) -> list:
+        """``(name, type)`` of each stateful op of the body (variables, random ops, ...)."""
+        return [(op.name, op.type) for op in self._default_trace().graph.get_operations()
+                if op.op_def.stateful]
+
+    @property
+    def definition(self):
+        """The function as a FunctionDef: signature, body nodes, attrs, output bindings."""
+        function = self._default_trace()
+        inputs = function.inputs[:function.arg_count]
+        signature = OpDefSignature(
+            self.name, [ArgDef(name, t.dtype) for name, t in
+                        zip(_argument_names(self._func, len(inputs)), inputs)],
+            [ArgDef(name, t.dtype) for name, t in
+             zip(self._output_names(function), function.outputs)],
+            is_stateful=bool(self.stateful_ops))
+        nodes = [NodeDef(op.name, op.type, [t.name for t in op.inputs] +
+                         [f"^{c.name}" for c in op.control_inputs], op.device)
+                 for op in function.graph.get_operations() if op.type != "Placeholder"]
+        return FunctionDef(signature, nodes, {k: AttrValue.of(v) for k, v in self._attrs.items()},
+                           dict(zip(self._output_names(function),
+                                    (t.name for t in function.outputs))))
+
+    def _output_names(self, function: Function) -> list:
+        if self._out_names is not None:
+            return list(self._out_names)
+        names: list = []
+        for t in function.outputs:
+            base = t.op.name.replace("/", "_").lower()
+            names.append(base if base not in names else f"{base}_{len(names)}")
+        return names
+
+    def instantiate(self, input_types) -> "DefinedFunction":
+        """This function with concrete input dtypes (for a generic ``Defun()``)."""
+        types = [dtypes.as_dtype(t) for t in input_types]
+        if self._input_types and types != self._input_types:
+            raise ValueError(f"Function {self.name} is declared with input types "
+                             f"{[t.name for t in self._input_types]}, not "
+                             f"{[t.name for t in types]}")
+        name = self.name if self._input_types else \
+            f"{self.name}_{'_'.join(t.name for t in types)}"
+        return DefinedFunction(self._func, types, name, self._grad_func,
+                               self._python_grad_func, self._shape_func,
+                               self._compile_attrs, self._out_names,
+                               self._capture_by_value, self._attrs)
+
     def _trace(self, graph, dtypes_: tuple) -> Function:
         key = (graph, dtypes_)
         function = self._traced.get(key)
         if function is not None:
             return function
-        body = FuncGraph(self.name, graph)
+        body = (_ByValueFuncGraph if self._capture_by_value else FuncGraph)(self.name, graph)
         with body.as_default():
             args = [body.add_input(d, None, name=f"arg{i}") for i, d in enumerate(dtypes_)]
             result = self._func(*args)
             outputs = [] if result is None else (
                 list(result) if isinstance(result, (list, tuple)) else [result])
             outputs = [as_function_output(body, convert_to_tensor(t)) for t in outputs]
+        if self._out_names is not None and len(self._out_names) != len(outputs):
+            raise errors.InvalidArgumentError(
+                None, None, f"output names must be either empty or equal in size to outputs. "
+                f"output names size = {len(self._out_names)} outputs size = {len(outputs)}")
         captured = [body.captures[s] for s in body.captured_sources()]
         function = Function(body, args + captured, outputs, name=self.name)
         function.arg_count = len(args)
@@ -278,14 +384,25 @@ class DefinedFunction:
         tensors = [convert_to_tensor(a, dtype=t) for a, t in zip(args, types)]
         graph = get_default_graph()
         function = self._trace(graph, tuple(types))
-        outputs = call_function(function, tensors + function.captured_sources, name=name,
-                                attrs=self._compile_attrs)
+        with graph.control_dependencies(function.graph.outer_control_inputs):
+            outputs = call_function(function, tensors + function.captured_sources, name=name,
+                                    attrs=self._compile_attrs)
         if isinstance(outputs, Operation):
             return outputs
         if self._shape_func is not None:
             for t, shape in zip(outputs, self._shape_func(outputs[0].op)):
                 t.set_shape(shape)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _argument_names(func: Callable, count: int) -> list:
+    """The Python parameter names of ``func`` (``arg<i>`` past named ones), as TF1."""
+    try:
+        params = [p.name for p in inspect.signature(func).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"arg{i}" for i in range(count)]
 
 
 # ---------------------------------------------------------------------- cond

@@ -418,5 +418,5 @@ def test_G19_compiled_defun_and_its_gradient():
     (g,) = gf.gradients(y, x, name="grads")
     assert y.op.get_attr("_XlaCompile") is True
     assert g.op.get_attr("_XlaScope") == "function_square_grad_grads"
-    with pytest.raises(TypeError, match="unexpected keyword arguments"):
+    with pytest.raises(ValueError, match="Unknown keyword arguments"):
         gf.Defun(gf.float32, bogus=1)
