@@ -445,9 +445,22 @@ def _ref_of(ref) -> Tensor:
     raise TypeError(f"Expected a gf.Variable (or its reference tensor), got {ref!r}")
 
 
+def _update_graph(target: Tensor):
+    """Where an update of ``target`` goes: the default graph when it is a function body
+    inside the variable's graph (the update then runs with the body, each iteration of
+    a loop), else the variable's own graph."""
+    graph = get_default_graph()
+    enclosing = graph
+    while enclosing is not None:
+        if enclosing is target.graph:
+            return graph
+        enclosing = enclosing.outer_graph
+    return target.graph
+
+
 def _apply_update(op_type: str, ref, value, name, read_value: bool, **attrs):
     target = _ref_of(ref)
-    graph = target.graph
+    graph = _update_graph(target)
     with graph.as_default():
         value_t = convert_to_tensor(value, dtype=target.dtype)
         op = graph.create_op(op_type, (target, value_t), attrs, name=name or op_type)
@@ -463,7 +476,7 @@ def _apply_scatter(op_type: str, ref, sparse_delta: IndexedSlices, use_locking, 
 def _scatter(op_type: str, ref, indices, updates, use_locking, name) -> Tensor:
     """Adds an in-place scatter op on variable ``ref``; returns the updated value."""
     target = _ref_of(ref)
-    graph = target.graph
+    graph = _update_graph(target)
     with graph.as_default(), graph.atomic():
         indices = convert_to_tensor(indices, name="indices")
         updates = convert_to_tensor(updates, preferred_dtype=target.dtype, name="updates")
