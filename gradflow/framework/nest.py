@@ -3,12 +3,16 @@
 A *structure* is a leaf or a list, tuple, namedtuple or mapping of structures. Mappings
 are always walked in sorted key order (an ``OrderedDict``'s own order is ignored, as in
 TF), so a flattened dict lines up with any other dict of the same keys. Strings, sets,
-tensors, arrays and ``None`` are leaves. Errors carry TF's exception types and messages.
+tensors, arrays and ``None`` are leaves. With ``expand_composites=True`` an
+``IndexedSlices`` is a structure too: its values, indices and (when known) dense shape.
+Errors carry TF's exception types and messages.
 """
 from __future__ import annotations
 
 import collections.abc
 from typing import Any, Callable, Sequence
+
+from gradflow.framework.indexed_slices import IndexedSlices
 
 __all__ = ["is_nested", "is_sequence", "flatten", "pack_sequence_as",
            "assert_same_structure", "map_structure", "flatten_up_to"]
@@ -22,8 +26,15 @@ def is_nested(structure: Any) -> bool:
 is_sequence = is_nested  # TF1's name for the same test
 
 
+def _nested(structure, expand: bool) -> bool:
+    return is_nested(structure) or (expand and isinstance(structure, IndexedSlices))
+
+
 def _children(structure) -> list:
     """The direct children of a container, mappings in sorted key order."""
+    if isinstance(structure, IndexedSlices):
+        parts = [structure.values, structure.indices]
+        return parts if structure.dense_shape is None else parts + [structure.dense_shape]
     if isinstance(structure, collections.abc.Mapping):
         return [structure[k] for k in _sorted_keys(structure)]
     return list(structure)
@@ -41,7 +52,7 @@ def flatten(structure: Any, expand_composites: bool = False) -> list:
     leaves, stack = [], [structure]
     while stack:
         item = stack.pop()
-        if is_nested(item):
+        if _nested(item, expand_composites):
             stack.extend(reversed(_children(item)))
         else:
             leaves.append(item)
@@ -54,6 +65,8 @@ def _is_namedtuple(value) -> bool:
 
 def _sequence_like(instance, args: list):
     """A container of ``instance``'s kind holding ``args`` (mappings: by sorted key)."""
+    if isinstance(instance, IndexedSlices):
+        return IndexedSlices(*args)
     if isinstance(instance, collections.abc.Mapping):
         by_key = dict(zip(_sorted_keys(instance), args, strict=True))
         if isinstance(instance, collections.defaultdict):
@@ -69,13 +82,13 @@ def _sequence_like(instance, args: list):
     return type(instance)(args) if type(instance) is not list else list(args)
 
 
-def _pack(structure, leaves: list, start: int) -> tuple:
+def _pack(structure, leaves: list, start: int, expand: bool) -> tuple:
     """``structure`` rebuilt from ``leaves[start:]``; returns (packed, next index)."""
-    if not is_nested(structure):
+    if not _nested(structure, expand):
         return leaves[start], start + 1
     packed = []
     for child in _children(structure):
-        value, start = _pack(child, leaves, start)
+        value, start = _pack(child, leaves, start, expand)
         packed.append(value)
     return _sequence_like(structure, packed), start
 
@@ -86,7 +99,7 @@ def pack_sequence_as(structure: Any, flat_sequence: Sequence, expand_composites:
         raise TypeError(f"Attempted to pack value:\n  {flat_sequence}\ninto a structure, but "
                         f"found incompatible type `{type(flat_sequence)}` instead.")
     flat_sequence = list(flat_sequence)
-    if not is_nested(structure):
+    if not _nested(structure, expand_composites):
         if len(flat_sequence) != 1:
             raise ValueError(f"The target structure is of type `{type(structure)}`\n  "
                              f"{structure}\nHowever the input is a sequence "
@@ -94,12 +107,12 @@ def pack_sequence_as(structure: Any, flat_sequence: Sequence, expand_composites:
                              f"{flat_sequence}\nnest cannot guarantee that it is safe to map "
                              "one to the other.")
         return flat_sequence[0]
-    count = len(flatten(structure))
+    count = len(flatten(structure, expand_composites))
     if count != len(flat_sequence):
         raise ValueError(f"Could not pack sequence. Structure had {count} atoms, but "
                          f"flat_sequence had {len(flat_sequence)} items.  Structure: "
                          f"{structure}, flat_sequence: {flat_sequence}.")
-    return _pack(structure, flat_sequence, 0)[0]
+    return _pack(structure, flat_sequence, 0, expand_composites)[0]
 
 
 # ------------------------------------------------------------- structure checks
@@ -128,17 +141,20 @@ def _same_sequence_type(a, b) -> bool:
             and type(a)._fields == type(b)._fields)
 
 
-def _mismatch(a, b, check_types: bool):
+def _mismatch(a, b, check_types: bool, expand: bool = False):
     """The first difference between two structures: (exception type, detail) or None."""
     stack = [(a, b)]
     while stack:
         x, y = stack.pop()
-        if is_nested(x) != is_nested(y):
-            nested, leaf = (x, y) if is_nested(x) else (y, x)
+        if _nested(x, expand) != _nested(y, expand):
+            nested, leaf = (x, y) if _nested(x, expand) else (y, x)
             return ValueError, (f'Substructure "{_describe(nested)}" is a sequence, while '
                                 f'substructure "{_describe(leaf)}" is not')
-        if not is_nested(x):
+        if not _nested(x, expand):
             continue
+        if isinstance(x, IndexedSlices) or isinstance(y, IndexedSlices):
+            x, y = _children(x) if isinstance(x, IndexedSlices) else x, \
+                _children(y) if isinstance(y, IndexedSlices) else y
         if check_types and not _same_sequence_type(x, y):
             return TypeError, (f"The two namedtuples don't have the same sequence type. First "
                                f"structure {_describe(x)} has type {type(x).__name__}, while "
@@ -159,7 +175,7 @@ def _mismatch(a, b, check_types: bool):
 def assert_same_structure(nest1: Any, nest2: Any, check_types: bool = True,
                           expand_composites: bool = False) -> None:
     """Raises ValueError (TypeError for differing container types) unless alike."""
-    found = _mismatch(nest1, nest2, check_types)
+    found = _mismatch(nest1, nest2, check_types, expand_composites)
     if found is None:
         return
     error_type, detail = found
@@ -177,15 +193,17 @@ def map_structure(func: Callable, *structure, **kwargs):
     if not structure:
         raise ValueError("Must provide at least one structure")
     check_types = kwargs.pop("check_types", True)
-    kwargs.pop("expand_composites", False)
+    expand = kwargs.pop("expand_composites", False)
     if kwargs:
         raise ValueError("Only valid keyword arguments are `check_types` and "
                          f"`expand_composites`, not: `{'`, `'.join(kwargs)}`")
     for other in structure[1:]:
-        assert_same_structure(structure[0], other, check_types=check_types)
-    columns = [flatten(s) for s in structure]
+        assert_same_structure(structure[0], other, check_types=check_types,
+                              expand_composites=expand)
+    columns = [flatten(s, expand) for s in structure]
     return pack_sequence_as(structure[0], [func(*leaves) for leaves in zip(*columns,
-                                                                          strict=True)])
+                                                                          strict=True)],
+                            expand_composites=expand)
 
 
 def flatten_up_to(shallow_tree: Any, input_tree: Any, check_types: bool = True) -> list:

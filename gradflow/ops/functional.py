@@ -26,6 +26,7 @@ from gradflow.framework.function import FuncGraph, Function, carries_gradient
 from gradflow.framework.function_def import (ArgDef, AttrValue, FunctionDef, NodeDef,
                                              OpDefSignature)
 from gradflow.framework.graph import Operation, Tensor, get_default_graph
+from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import array, math
@@ -447,7 +448,8 @@ def _trace_branch(fn: Callable, what: str, taken: bool,
         if not strict:
             result = _unpack_singleton(result)
         result = nest.map_structure(lambda v: _op_as_flag(v, taken), result)
-        leaves = [as_function_output(graph, _to_flow(v)) for v in nest.flatten(result)]
+        leaves = [as_function_output(graph, _to_flow(v))
+                  for v in nest.flatten(result, expand_composites=True)]
     return graph, result, leaves
 
 
@@ -502,8 +504,8 @@ def cond(pred, true_fn: Optional[Callable] = None, false_fn: Optional[Callable] 
             op = graph.create_op("If", [predicate] + sources,
                                  {"then_branch": then_branch, "else_branch": else_branch},
                                  name="If")
-    outputs = [_from_flow(t, o) for t, o in zip(nest.flatten(then_result), op.outputs)]
-    return nest.pack_sequence_as(then_result, outputs)
+    outputs = [_from_flow(t, o) for t, o in zip(nest.flatten(then_result, True), op.outputs)]
+    return nest.pack_sequence_as(then_result, outputs, expand_composites=True)
 
 
 def _renamed_argument(value, old_value, name: str, old_name: str):
@@ -528,7 +530,7 @@ def _check_predicate(predicate: Tensor, op_type: str, what: str) -> None:
 
 
 def _check_branches_match(then_result, else_result, then_leaves, else_leaves) -> None:
-    nest.assert_same_structure(then_result, else_result)
+    nest.assert_same_structure(then_result, else_result, expand_composites=True)
     for a, b in zip(then_leaves, else_leaves):
         if a.dtype is not b.dtype:
             raise ValueError("Outputs of 'true_fn' and 'false_fn' must have the same type(s). "
@@ -827,7 +829,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
                               parallel_iterations, _skip_invariant_check)
     if maximum_iterations is not None:
         return result[1]
-    if bare or (not return_same_structure and len(nest.flatten(result)) == 1):
+    if bare or (not return_same_structure and len(nest.flatten(result, True)) == 1):
         return result[0]  # TF1 unpacks a result of a single tensor
     return result
 
@@ -869,7 +871,7 @@ def _bounded_loop(cond, body, loop_vars, shape_invariants, maximum_iterations,
 def _build_while(graph, cond, body, loop_vars, shape_invariants, back_prop: bool,
                  parallel_iterations: int, skip_check: bool):
     """Traces ``cond`` and ``body``, adds the While op; returns the packed results."""
-    templates = nest.flatten(loop_vars)
+    templates = nest.flatten(loop_vars, expand_composites=True)
     init = [_to_flow(v) for v in templates]
     shapes = _loop_shapes(loop_vars, init, shape_invariants)
     cond_graph, body_graph, cond_out, body_result, body_outs = _trace_loop(
@@ -889,8 +891,9 @@ def _build_while(graph, cond, body, loop_vars, shape_invariants, back_prop: bool
     outputs = op.outputs[:n]
     if not back_prop:
         outputs = [array.stop_gradient(t) if t.dtype.is_trainable else t for t in outputs]
-    leaves = [_from_flow(tmpl, t) for tmpl, t in zip(nest.flatten(body_result), outputs)]
-    return nest.pack_sequence_as(body_result, leaves)
+    leaves = [_from_flow(tmpl, t)
+              for tmpl, t in zip(nest.flatten(body_result, expand_composites=True), outputs)]
+    return nest.pack_sequence_as(body_result, leaves, expand_composites=True)
 
 
 def _outer_controls(graphs: Sequence[FuncGraph]) -> list:
@@ -905,8 +908,10 @@ def _loop_shapes(loop_vars, init: list, shape_invariants) -> list:
     if shape_invariants is None:
         return [t.shape for t in init]
     nest.assert_same_structure(loop_vars, shape_invariants)
+    invariants = nest.flatten(nest.map_structure(_composite_invariant, loop_vars,
+                                                 shape_invariants), expand_composites=True)
     shapes = []
-    for t, invariant in zip(init, nest.flatten(shape_invariants)):
+    for t, invariant in zip(init, invariants):
         invariant = as_shape(invariant)
         if not invariant.is_compatible_with(t.shape):
             raise ValueError(f"The shape invariant specified for {t.name} is not compatible "
@@ -915,6 +920,17 @@ def _loop_shapes(loop_vars, init: list, shape_invariants) -> list:
                              f"is {invariant}.")
         shapes.append(invariant)
     return shapes
+
+
+def _composite_invariant(value, invariant):
+    """An IndexedSlices loop variable's invariant covers its values; its indices (and
+    dense shape) keep their own rank."""
+    if not isinstance(value, IndexedSlices):
+        return invariant
+    invariant = as_shape(invariant)
+    rows = TensorShape([invariant[0] if invariant.ndims else None])
+    dense = None if value.dense_shape is None else value.dense_shape.shape
+    return IndexedSlices(invariant, rows, dense)
 
 
 def _trace_loop(cond, body, loop_vars, templates, init, shapes, skip_check):
@@ -932,7 +948,8 @@ def _trace_loop(cond, body, loop_vars, templates, init, shapes, skip_check):
     with body_graph.as_default():
         args = _loop_args(loop_vars, templates, body_graph.inputs[:len(init)])
         result = _body_structure(args, body(*args))
-        outputs = [as_function_output(body_graph, _to_flow(v)) for v in nest.flatten(result)]
+        outputs = [as_function_output(body_graph, _to_flow(v))
+                   for v in nest.flatten(result, expand_composites=True)]
     _check_body_outputs(init, outputs, shapes, skip_check)
     return cond_graph, body_graph, cond_out, result, outputs
 
@@ -951,7 +968,7 @@ def _check_cond_output(cond_out: Tensor) -> Tensor:
 def _loop_args(loop_vars, templates, placeholders) -> list:
     """The loop variables as the user's callables receive them (positional arguments)."""
     leaves = [_from_flow(tmpl, p) for tmpl, p in zip(templates, placeholders)]
-    return list(nest.pack_sequence_as(loop_vars, leaves))
+    return list(nest.pack_sequence_as(loop_vars, leaves, expand_composites=True))
 
 
 def _body_structure(args: list, result):
@@ -965,13 +982,13 @@ def _body_structure(args: list, result):
     elif len(args) == 1 and nest.is_nested(args[0]) and \
             not _mismatch_free(args, list(result)) and _mismatch_free(args[0], result):
         result = [result]
-    nest.assert_same_structure(args, list(result))
+    nest.assert_same_structure(args, list(result), expand_composites=True)
     return result
 
 
 def _mismatch_free(a, b) -> bool:
     try:
-        nest.assert_same_structure(a, b, check_types=False)
+        nest.assert_same_structure(a, b, check_types=False, expand_composites=True)
     except (TypeError, ValueError):
         return False
     return True

@@ -44,3 +44,16 @@ def test_pack_round_trips_a_flattened_structure():
     flat = gf.nest.flatten(structure)
     assert gf.nest.pack_sequence_as(structure, flat) == structure
     assert flat == [4, 5, 1, 2, 3]
+
+
+def test_expand_composites_opens_indexed_slices():
+    values, indices = gf.constant([1.0, 2.0]), gf.constant([0, 3])
+    shape = gf.constant([4])
+    structure = [gf.IndexedSlices(values, indices, shape), gf.IndexedSlices(values, indices)]
+    flat = gf.nest.flatten(structure, expand_composites=True)
+    assert flat == [values, indices, shape, values, indices]
+    assert gf.nest.flatten(structure) == structure
+    packed = gf.nest.pack_sequence_as(structure, flat, expand_composites=True)
+    assert packed[0].dense_shape is shape and packed[1].dense_shape is None
+    with pytest.raises(ValueError, match="number of elements"):
+        gf.nest.assert_same_structure(structure[0], structure[1], expand_composites=True)
