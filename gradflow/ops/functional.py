@@ -318,16 +318,16 @@ class DefinedFunction:
         inputs = function.inputs[:function.arg_count]
         signature = OpDefSignature(
             self.name, [ArgDef(name, t.dtype) for name, t in
-                        zip(_argument_names(self._func, len(inputs)), inputs)],
+                        zip(_argument_names(self._func, len(inputs)), inputs, strict=True)],
             [ArgDef(name, t.dtype) for name, t in
-             zip(self._output_names(function), function.outputs)],
+             zip(self._output_names(function), function.outputs, strict=True)],
             is_stateful=bool(self.stateful_ops))
         nodes = [NodeDef(op.name, op.type, [t.name for t in op.inputs] +
                          [f"^{c.name}" for c in op.control_inputs], op.device)
                  for op in function.graph.get_operations() if op.type != "Placeholder"]
         return FunctionDef(signature, nodes, {k: AttrValue.of(v) for k, v in self._attrs.items()},
                            dict(zip(self._output_names(function),
-                                    (t.name for t in function.outputs))))
+                                    (t.name for t in function.outputs), strict=True)))
 
     def _output_names(self, function: Function) -> list:
         if self._out_names is not None:
@@ -504,7 +504,8 @@ def cond(pred, true_fn: Optional[Callable] = None, false_fn: Optional[Callable] 
             op = graph.create_op("If", [predicate] + sources,
                                  {"then_branch": then_branch, "else_branch": else_branch},
                                  name="If")
-    outputs = [_from_flow(t, o) for t, o in zip(nest.flatten(then_result, True), op.outputs)]
+    outputs = [_from_flow(t, o) for t, o in zip(nest.flatten(then_result, True), op.outputs,
+                                                   strict=True)]
     return nest.pack_sequence_as(then_result, outputs, expand_composites=True)
 
 
@@ -531,7 +532,7 @@ def _check_predicate(predicate: Tensor, op_type: str, what: str) -> None:
 
 def _check_branches_match(then_result, else_result, then_leaves, else_leaves) -> None:
     nest.assert_same_structure(then_result, else_result, expand_composites=True)
-    for a, b in zip(then_leaves, else_leaves):
+    for a, b in zip(then_leaves, else_leaves, strict=True):
         if a.dtype is not b.dtype:
             raise ValueError("Outputs of 'true_fn' and 'false_fn' must have the same type(s). "
                              f"Received {a.dtype.name} from 'true_fn' and {b.dtype.name} from "
@@ -553,7 +554,7 @@ def _case_check_kernel(*preds, exclusive: bool, names: list):
     """Fails the run as TF1's ``case`` does: none true (no default), or several true."""
     flags = " ".join(str(int(bool(p))) for p in preds)
     if exclusive and sum(bool(p) for p in preds) > 1:
-        chosen = ", ".join(n for n, p in zip(names, preds) if p)
+        chosen = ", ".join(n for n, p in zip(names, preds, strict=True) if p)
         raise errors.InvalidArgumentError(
             None, None, f"assertion failed: [Input error: exclusive=True: more than 1 "
                         f"conditions ({chosen}) evaluated as True:] [{flags}]")
@@ -595,7 +596,7 @@ def case(pred_fn_pairs, default: Optional[Callable] = None, exclusive: bool = Fa
         checks = [_case_check(predicates, exclusive=True)] if exclusive and len(predicates) > 1 \
             else []
         result_fn = default
-        for predicate, (_, fn) in reversed(list(zip(predicates, pairs))):
+        for predicate, (_, fn) in reversed(list(zip(predicates, pairs, strict=True))):
             result_fn = (lambda p, f, otherwise: lambda: cond(p, f, otherwise, strict=strict))(
                 predicate, fn, result_fn)
         with graph.control_dependencies(checks):
@@ -625,7 +626,8 @@ def _case_pairs(pred_fn_pairs) -> list:
             raise TypeError(f"Each entry in 'pred_fn_pairs' must be a 2-tuple. Received {pair}.")
         predicate, fn = pair
         if not isinstance(predicate, Tensor) or predicate.dtype is not dtypes.bool:
-            raise TypeError(f"pred must be Tensor of type bool: {getattr(predicate, 'name', predicate)}")
+            raise TypeError("pred must be Tensor of type bool: "
+                            f"{getattr(predicate, 'name', predicate)}")
         if not callable(fn):
             raise TypeError(f"fn for pred {predicate.name} must be callable.")
     return pairs
@@ -892,7 +894,8 @@ def _build_while(graph, cond, body, loop_vars, shape_invariants, back_prop: bool
     if not back_prop:
         outputs = [array.stop_gradient(t) if t.dtype.is_trainable else t for t in outputs]
     leaves = [_from_flow(tmpl, t)
-              for tmpl, t in zip(nest.flatten(body_result, expand_composites=True), outputs)]
+              for tmpl, t in zip(nest.flatten(body_result, expand_composites=True), outputs,
+                                  strict=True)]
     return nest.pack_sequence_as(body_result, leaves, expand_composites=True)
 
 
@@ -911,7 +914,7 @@ def _loop_shapes(loop_vars, init: list, shape_invariants) -> list:
     invariants = nest.flatten(nest.map_structure(_composite_invariant, loop_vars,
                                                  shape_invariants), expand_composites=True)
     shapes = []
-    for t, invariant in zip(init, invariants):
+    for t, invariant in zip(init, invariants, strict=True):
         invariant = as_shape(invariant)
         if not invariant.is_compatible_with(t.shape):
             raise ValueError(f"The shape invariant specified for {t.name} is not compatible "
@@ -967,7 +970,7 @@ def _check_cond_output(cond_out: Tensor) -> Tensor:
 
 def _loop_args(loop_vars, templates, placeholders) -> list:
     """The loop variables as the user's callables receive them (positional arguments)."""
-    leaves = [_from_flow(tmpl, p) for tmpl, p in zip(templates, placeholders)]
+    leaves = [_from_flow(tmpl, p) for tmpl, p in zip(templates, placeholders, strict=True)]
     return list(nest.pack_sequence_as(loop_vars, leaves, expand_composites=True))
 
 
