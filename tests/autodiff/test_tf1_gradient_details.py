@@ -10,14 +10,16 @@ RECORDED = load_json("control_flow_gradients")
 ARRAYS = load_arrays("control_flow_gradients")
 
 
-def _aggregation(colocate: bool) -> dict:
+def _aggregation(colocate: bool, tasks: bool) -> dict:
     with gf.Graph().as_default() as g:
         with g.device("/device:GPU:1"):
             w = gf.constant(1.0, shape=[1, 1], name="w")
         x = gf.constant(1.0, shape=[1, 2], name="x")
         y = gf.constant(1.0, shape=[1, 2], name="y")
-        wx = gf.matmul(w, x, name="wx")
-        wy = gf.matmul(w, y, name="wy")
+        with g.device("/task:1" if tasks else ""):
+            wx = gf.matmul(w, x, name="wx")
+        with g.device("/task:2" if tasks else ""):
+            wy = gf.matmul(w, y, name="wy")
         with g.device("/device:GPU:0"):
             z = gf.add(wx, wy, name="z")
         (gw,) = gf.gradients(z, [w], colocate_gradients_with_ops=colocate)
@@ -27,9 +29,12 @@ def _aggregation(colocate: bool) -> dict:
 
 
 @pytest.mark.parametrize("colocate", [True, False])
-def test_aggregated_gradient_is_colocated_with_its_first_term(colocate):
-    expected = RECORDED["aggregation_colocated" if colocate else "aggregation_plain"]
-    actual = _aggregation(colocate)
+@pytest.mark.parametrize("tasks", [True, False])
+def test_aggregated_gradient_is_placed_as_tf1(colocate, tasks):
+    key = "aggregation_" + ("devices_" if tasks else "") + \
+        ("colocated" if colocate else "plain")
+    expected = RECORDED[key]
+    actual = _aggregation(colocate, tasks)
     assert actual["type"] == expected["type"] and actual["groups"] == expected["groups"]
     assert actual["device"] == expected["device"]
     assert len(actual["inputs"]) == len(expected["inputs"])
