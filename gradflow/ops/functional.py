@@ -364,6 +364,10 @@ class DefinedFunction:
             outputs = [] if result is None else (
                 list(result) if isinstance(result, (list, tuple)) else [result])
             outputs = [as_function_output(body, convert_to_tensor(t)) for t in outputs]
+        if body.outer_control_inputs:  # TF1 Defun bodies cannot capture control inputs
+            raise ValueError(f"Operation '{body.outer_control_inputs[0].name}' (a control input "
+                             f"named inside Defun {self.name}) is not an element of this "
+                             "graph.")
         if self._out_names is not None and len(self._out_names) != len(outputs):
             raise errors.InvalidArgumentError(
                 None, None, f"output names must be either empty or equal in size to outputs. "
@@ -385,9 +389,8 @@ class DefinedFunction:
         tensors = [convert_to_tensor(a, dtype=t) for a, t in zip(args, types)]
         graph = get_default_graph()
         function = self._trace(graph, tuple(types))
-        with graph.control_dependencies(function.graph.outer_control_inputs):
-            outputs = call_function(function, tensors + function.captured_sources, name=name,
-                                    attrs=self._compile_attrs)
+        outputs = call_function(function, tensors + function.captured_sources, name=name,
+                                attrs=self._compile_attrs)
         if isinstance(outputs, Operation):
             return outputs
         if self._shape_func is not None:

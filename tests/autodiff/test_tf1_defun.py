@@ -48,20 +48,19 @@ def test_capture_by_value_refuses_a_placeholder():
         uses_placeholder(gf.constant(1.0))
 
 
-def test_outer_control_dependency_inside_a_defun_runs_before_the_call():
-    v = gf.Variable(0.0)
-    bump = gf.assign_add(v, 1.0)
+def test_outer_control_dependency_inside_a_defun_is_refused_as_tf1():
+    outer = gf.constant([10.0], name="outer")
 
     @gf.Defun(gf.float32)
-    def after_bump(a):
-        with gf.control_dependencies([bump]):
-            return a + 1.0
+    def foo(y):
+        with gf.control_dependencies([outer]):
+            return gf.identity(y)
 
-    y = after_bump(gf.constant(1.0))
-    with gf.Session() as session:
-        session.run(gf.global_variables_initializer())
-        assert session.run(y) == 2.0
-        assert session.run(v) == 1.0
+    graph = gf.get_default_graph()
+    before = [op.name for op in graph.get_operations()]
+    with pytest.raises(ValueError, match="not an element of this graph."):
+        foo(outer)
+    assert [op.name for op in graph.get_operations()] == before
 
 
 def test_defun_gradients_first_and_second_order():
