@@ -817,8 +817,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
         raise TypeError("'cond' must be callable.")
     if not callable(body):
         raise TypeError("'body' must be callable.")
-    if not isinstance(parallel_iterations, int) or isinstance(parallel_iterations, bool) \
-            or parallel_iterations < 1:
+    if parallel_iterations < 1:
         raise TypeError("'parallel_iterations' must be a positive integer.")
     bare = not nest.is_nested(loop_vars)  # a lone tensor (TF2 style) comes back alone
     loop_vars = [loop_vars] if bare else loop_vars
