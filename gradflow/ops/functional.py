@@ -819,6 +819,9 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
         raise TypeError("'body' must be callable.")
     if parallel_iterations < 1:
         raise TypeError("'parallel_iterations' must be a positive integer.")
+    if not isinstance(parallel_iterations, int):  # TF1 takes Python ints only
+        raise ValueError(f"'parallel_iterations' must be a positive integer: "
+                         f"{parallel_iterations}")
     bare = not nest.is_nested(loop_vars)  # a lone tensor (TF2 style) comes back alone
     loop_vars = [loop_vars] if bare else loop_vars
     if not loop_vars:
