@@ -6,6 +6,7 @@ become visible to later ops of that run and are committed when the run succeeds.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Optional
 
 import numpy as np
@@ -237,14 +238,22 @@ class Variable:
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         trainable = True if trainable is None else trainable
-        graph = get_default_graph()
-        with graph.atomic(), graph.name_scope(name or "Variable") as scope:
+        bodies = _enclosing_bodies()
+        graph, outer_scope = _lifted_scope(bodies)
+        lifted = bool(bodies)
+        with graph.as_default(), graph.atomic(), _lifted(graph, lifted, outer_scope), \
+                graph.name_scope(name or "Variable") as scope:
             if callable(initial_value):
                 with graph.name_scope("Initializer"):
                     initial_value = initial_value()
             value = convert_to_tensor(initial_value, dtype=dtype, name="initial_value")
             if isinstance(value, IndexedSlices):
                 value = convert_to_tensor(value)
+            if value.graph in bodies:
+                raise ValueError(f"Initializer for variable {scope} is from inside a "
+                                 "control-flow construct, such as a loop or conditional. When "
+                                 "creating a variable inside a loop or conditional, use a "
+                                 "lambda as the initializer.")
             static = as_shape(shape) if shape is not None else \
                 (value.shape if validate_shape else TensorShape(None))
             if validate_shape and not static.is_fully_defined():
@@ -413,6 +422,38 @@ class Variable:
         return self._snapshot.__bool__()
 
     __hash__ = object.__hash__
+
+
+def _enclosing_bodies() -> list:
+    """The function graphs (loop bodies, branches) being built, innermost first."""
+    bodies = []
+    graph = get_default_graph()
+    while graph.outer_graph is not None:
+        bodies.append(graph)
+        graph = graph.outer_graph
+    return bodies
+
+
+def _lifted_scope(bodies: list) -> tuple:
+    """The graph a new variable goes in, and the name scope to create it under there.
+
+    As TF1 does, a variable made inside a loop body, branch or function is lifted out
+    to the outermost graph, named under the scopes in force (``while/inner``).
+    """
+    graph = bodies[-1].outer_graph if bodies else get_default_graph()
+    scopes = [graph.get_name_scope()] + [body.get_name_scope() for body in reversed(bodies)]
+    return graph, "/".join(s for s in scopes if s)
+
+
+@contextlib.contextmanager
+def _lifted(graph, lifted: bool, outer_scope: str):
+    """For a lifted variable: no control dependencies, and the scopes of the body."""
+    if not lifted:
+        yield
+        return
+    with graph.control_dependencies(None), \
+            graph.name_scope(outer_scope + "/" if outer_scope else None):
+        yield
 
 
 def _delegate_operator(name: str):
