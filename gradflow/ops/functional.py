@@ -441,7 +441,7 @@ def _if_grad(op, *grads):
 
 
 def _trace_branch(fn: Callable, what: str, taken: bool,
-                  strict: bool) -> tuple[FuncGraph, object, list]:
+                  strict: bool) -> tuple[FuncGraph, object]:
     """Traces one branch; ops among its results become bool tensors (``taken``)."""
     graph = FuncGraph("cond_true" if taken else "cond_false", get_default_graph())
     with graph.as_default():
@@ -451,9 +451,41 @@ def _trace_branch(fn: Callable, what: str, taken: bool,
         if not strict:
             result = _unpack_singleton(result)
         result = nest.map_structure(lambda v: _op_as_flag(v, taken), result)
-        leaves = [as_function_output(graph, _to_flow(v))
-                  for v in nest.flatten(result, expand_composites=True)]
-    return graph, result, leaves
+    return graph, result
+
+
+def _branch_outputs(graph: FuncGraph, result) -> list:
+    """The tensors a branch function returns: its result's leaves, made inside it."""
+    with graph.as_default():
+        return [as_function_output(graph, _to_flow(v))
+                for v in nest.flatten(result, expand_composites=True)]
+
+
+def _reconcile_indices(then_graph: FuncGraph, then_result, else_graph: FuncGraph,
+                       else_result) -> tuple:
+    """IndexedSlices whose index (or dense shape) dtypes differ, int32 in one branch and
+    int64 in the other, are made int64 in both (as TF1's cond does)."""
+    pairs = list(zip(nest.flatten(then_result), nest.flatten(else_result), strict=True))
+    if not any(isinstance(a, IndexedSlices) for a, _ in pairs):
+        return then_result, else_result
+    then_leaves, else_leaves = [], []
+    for a, b in pairs:
+        if isinstance(a, IndexedSlices) and isinstance(b, IndexedSlices):
+            a, b = (_widened(then_graph, a, b), _widened(else_graph, b, a))
+        then_leaves.append(a)
+        else_leaves.append(b)
+    return (nest.pack_sequence_as(then_result, then_leaves),
+            nest.pack_sequence_as(else_result, else_leaves))
+
+
+def _widened(graph: FuncGraph, mine: IndexedSlices, other: IndexedSlices) -> IndexedSlices:
+    def widen(t, u):
+        if t is None or u is None or not (t.dtype is dtypes.int32 and u.dtype is dtypes.int64):
+            return t
+        with graph.as_default():
+            return math.cast(t, dtypes.int64)
+    return IndexedSlices(mine.values, widen(mine.indices, other.indices),
+                         widen(mine.dense_shape, other.dense_shape))
 
 
 def _op_as_flag(value, taken: bool):
@@ -496,9 +528,13 @@ def cond(pred, true_fn: Optional[Callable] = None, false_fn: Optional[Callable] 
     with graph.atomic(), graph.name_scope(name or "cond"):
         predicate = convert_to_tensor(pred)
         _check_predicate(predicate, "Switch", "pred")
-        then_graph, then_result, then_leaves = _trace_branch(true_fn, "true_fn", True, strict)
-        else_graph, else_result, else_leaves = _trace_branch(false_fn, "false_fn", False,
-                                                             strict)
+        then_graph, then_result = _trace_branch(true_fn, "true_fn", True, strict)
+        else_graph, else_result = _trace_branch(false_fn, "false_fn", False, strict)
+        nest.assert_same_structure(then_result, else_result)
+        then_result, else_result = _reconcile_indices(then_graph, then_result,
+                                                      else_graph, else_result)
+        then_leaves = _branch_outputs(then_graph, then_result)
+        else_leaves = _branch_outputs(else_graph, else_result)
         _check_branches_match(then_result, else_result, then_leaves, else_leaves)
         sources, (then_inputs, else_inputs) = _shared_inputs([then_graph, else_graph])
         then_branch = Function(then_graph, then_inputs, then_leaves, name="cond_true")
