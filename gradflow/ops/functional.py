@@ -1048,4 +1048,4 @@ def _check_body_outputs(init: list, outputs: list, shapes: list, skip_check: boo
             raise ValueError(f"Input tensor '{t.name}' enters the loop with shape {shape}, but "
                              f"has shape {out.shape} after one iteration. To allow the shape "
                              "to vary across iterations, use the `shape_invariants` argument "
-                             "of gf.while_loop to specify a less-specific shape.")
+                             "of tf.while_loop to specify a less-specific shape.")
