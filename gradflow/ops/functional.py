@@ -158,7 +158,21 @@ def zeros_like_any(t: Tensor) -> Tensor:
     """A zero gradient for ``t``: zeros for numbers, the null value for variants."""
     if t.dtype is dtypes.variant:
         return apply_op("ZerosLikeVariant", [t], name="zeros_like")
+    if _is_variable_ref(t):  # its run-time value is a reference, not numbers
+        if t.shape.is_fully_defined():
+            return array.zeros(t.shape.as_list(), dtype=t.dtype, name="zeros_like")
+        t = apply_op("ReadVariableOp", [t], name="read")
     return array.zeros_like(t)
+
+
+def _is_variable_ref(t: Tensor) -> bool:
+    """A variable's reference tensor, or a function's placeholder standing for one."""
+    while t.op.type != "VariableV2":
+        sources = getattr(t.graph, "capture_sources", None)
+        if not sources or t not in sources:
+            return False
+        t = sources[t]
+    return True
 
 
 def add_gradients(terms: Sequence[Tensor]) -> Tensor:

@@ -472,7 +472,14 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 
 
 def _variable_to_tensor(v: Variable, dtype=None, name=None, as_ref: bool = False) -> Tensor:
-    return v._ref if as_ref else v._snapshot
+    if as_ref:
+        return v._ref
+    graph = get_default_graph()
+    if graph is not v._ref.graph and graph in _enclosing_bodies():
+        # In a loop body or branch the variable is read there, each time it runs (TF1's
+        # reference semantics), not once before the loop.
+        return graph.create_op("ReadVariableOp", (v._ref,), {}, name="read").outputs[0]
+    return v._snapshot
 
 
 register_tensor_conversion_function(Variable, _variable_to_tensor)
