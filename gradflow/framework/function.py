@@ -35,6 +35,7 @@ class FuncGraph(Graph):
         # Ops of enclosing graphs named as control inputs inside: the op calling this
         # function takes them as its own control inputs, so they run before the call.
         self.outer_control_inputs: list[Operation] = []
+        self.loop_inputs: list[Tensor] = []  # a while body's initial loop values (outer)
 
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs) -> Iterator[None]:

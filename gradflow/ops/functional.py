@@ -995,6 +995,7 @@ def _trace_loop(cond, body, loop_vars, templates, init, shapes, skip_check):
     outer = get_default_graph()
     cond_graph = FuncGraph("while_cond", outer)
     body_graph = FuncGraph("while_body", outer)
+    body_graph.loop_inputs = list(init)
     for graph in (cond_graph, body_graph):
         with graph.as_default():
             for i, (t, shape) in enumerate(zip(init, shapes)):
