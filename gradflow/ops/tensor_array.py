@@ -56,6 +56,7 @@ __all__ = ["TensorArray"]
 
 _FLOW_SPEC = (dtypes.variant, TensorShape([]))
 _reader_ids = itertools.count(1)  # tells read ops apart, for clear_after_read
+_array_ids = itertools.count()  # run-time arrays are named <tensor_array_name>_<n>, as TF's
 
 
 # ------------------------------------------------------------------ run-time values
@@ -282,7 +283,8 @@ def _new_kernel(size, *, dtype, element_shape, dynamic_size, identical_element_s
     if size < 0:
         raise _invalid(f"Size should be >= 0, got {size}")
     return TensorArrayValue((None,) * int(size), dtype, element_shape, dynamic_size,
-                            identical_element_shapes, tensor_array_name, clear_after_read)
+                            identical_element_shapes, f"{tensor_array_name}_{next(_array_ids)}",
+                            clear_after_read)
 
 
 define_op("TensorArrayV3", infer=_infer_new, kernel=_new_kernel)
