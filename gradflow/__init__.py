@@ -12,7 +12,8 @@ a ``Session``::
 """
 from gradflow.framework.dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, complex64, complex128, double, float16, float32, float64,
-    half, int8, int16, int32, int64, resource, string, uint8, uint16, uint32, uint64, variant)
+    half, int8, int16, int32, int64, resource, string, uint8, uint16, uint32, uint64, variant,
+    qint8, quint8, qint16, quint16, qint32)
 from gradflow.framework.tensor_shape import Dimension, TensorShape, dimension_value  # noqa: F401
 from gradflow.framework.graph import (  # noqa: F401
     Graph, GraphKeys, Operation, Tensor, add_to_collection, colocate_with,
@@ -23,7 +24,8 @@ from gradflow.framework.registry import (  # noqa: F401
 from gradflow.framework.constant import (  # noqa: F401
     constant, convert_to_tensor, is_tensor, register_tensor_conversion_function)
 from gradflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
-from gradflow.framework import errors  # noqa: F401
+from gradflow.framework import errors, nest  # noqa: F401
+from gradflow.framework.device_spec import DeviceSpec  # noqa: F401
 from gradflow.ops.array import *  # noqa: F401,F403
 from gradflow.ops.math import *  # noqa: F401,F403
 from gradflow.ops.segments import *  # noqa: F401,F403
@@ -37,6 +39,7 @@ from gradflow.ops.tensor_array import *  # noqa: F401,F403
 from gradflow.ops.loops import *  # noqa: F401,F403
 from gradflow.ops.numerics import *  # noqa: F401,F403
 from gradflow.ops.clip import *  # noqa: F401,F403
+from gradflow.ops.extra_math import *  # noqa: F401,F403
 from gradflow.tools import *  # noqa: F401,F403
 from gradflow.autodiff.aggregation import AggregationMethod  # noqa: F401
 from gradflow.autodiff.gradients import UnconnectedGradients, gradients, gradients_v2  # noqa: F401

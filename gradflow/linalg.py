@@ -26,3 +26,4 @@ __all__ = [
     "matrix_transpose", "matvec", "norm", "qr", "set_diag", "slogdet", "solve", "svd",
     "tensor_diag", "tensor_diag_part", "tensordot", "trace", "transpose", "triangular_solve",
 ]
+from gradflow.ops.extra_math import cross  # noqa: F401

@@ -17,3 +17,4 @@ from gradflow.ops.math import (  # noqa: F401
     sigmoid, sign, sin, sinh, softplus, softsign, sqrt, square, squared_difference,
     subtract, tan, tanh, truediv, xdivy, xlogy, zero_fraction)
 from gradflow.ops.math import div_no_nan as divide_no_nan  # noqa: F401
+from gradflow.ops.extra_math import xlog1py  # noqa: F401

@@ -80,9 +80,10 @@ def _add_n_per_device(tensors: list[Tensor]) -> Tensor:
     by_device: dict[str, list[Tensor]] = {}
     for t in tensors:
         by_device.setdefault(t.device or "", []).append(t)
-    if len(by_device) == 1:
-        return math.add_n(tensors)
     graph = get_default_graph()
+    if len(by_device) == 1:  # with the first term, as TF1 (its consumer's group, if any)
+        with graph.colocate_with(tensors[0].op, ignore_existing=True):
+            return math.add_n(tensors)
     partial_sums = []
     for device in sorted(by_device):
         group = by_device[device]

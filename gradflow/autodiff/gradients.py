@@ -25,6 +25,7 @@ from gradflow.framework.function import Function, carries_gradient, set_symbolic
 from gradflow.framework.graph import Graph, Operation, Tensor, gc_paused, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import get_gradient_function, gradient_targets
+from gradflow.framework.traversal import reachable
 from gradflow.ops import array, control
 from gradflow.ops.common import graph_for
 from gradflow.ops.functional import zeros_like_any
@@ -82,6 +83,7 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
                 backward = _BackwardPass(graph, ys, xs, stop, method,
                                          colocate_gradients_with_ops, gate_gradients, scope)
                 x_grads = backward.run(seeds)
+                _check_not_through_loop_inputs(graph, ys, xs, x_grads)
                 return [_unconnected_result(x, g, unconnected) for x, g in zip(xs, x_grads)]
 
 
@@ -119,6 +121,37 @@ def _check_one_graph(graph: Graph, tensors: list[Tensor]) -> None:
             raise ValueError(f"Tensor {t.name} must be from the same graph as Tensor "
                              f"{tensors[0].name} (ys, xs, grad_ys and stop_gradients of one "
                              "gradients call share a graph)")
+
+
+def _check_not_through_loop_inputs(graph: Graph, ys: list[Tensor], xs: list[Tensor],
+                                   x_grads: list) -> None:
+    """Inside a loop body, an outer x that the ys reach only through the initial values
+    of loop variables has no gradient there; TF1 refuses to differentiate with respect
+    to it rather than answer None."""
+    inits = getattr(graph, "loop_inputs", ())  # set on while-loop bodies
+    missing = [x for x, g in zip(xs, x_grads, strict=True) if g is None and x.graph is not graph]
+    if not inits or not missing:
+        return
+    loop_vars = {t.op: init for t, init in zip(graph.inputs[:len(inits)], inits, strict=True)}
+    used = reachable([y.op for y in ys if y.graph is graph],
+                     lambda op: [t.op for t in op.inputs if t.graph is graph])
+    reached = [loop_vars[op] for op in used if op in loop_vars]
+    upstream = reachable([t.op for t in reached], _producers) if reached else set()
+    for x in missing:
+        if x.op in upstream:
+            raise ValueError(f"Cannot compute gradient inside while loop with respect to op "
+                             f"'{x.op.name}'. We do not support taking the gradient wrt or "
+                             "through the initial value of a loop variable. Gradients can be "
+                             "computed through loop invariants or wrt the input parameters "
+                             "to the loop body.")
+
+
+def _producers(op: Operation) -> list:
+    """The ops feeding ``op``, through function captures to the enclosing graphs."""
+    sources = getattr(op.graph, "capture_sources", {})
+    ops = [t.op for t in op.inputs]
+    ops.extend(sources[t].op for t in op.outputs if t in sources)
+    return ops
 
 
 def _unconnected_mode(value) -> UnconnectedGradients:

@@ -35,10 +35,13 @@ def hessian_vector_product(ys, xs, v) -> list:
     return gradients(products, xs)
 
 
-def stacked_rows(y: Tensor, x: Tensor, **gradient_kwargs) -> Tensor:
+def stacked_rows(y: Tensor, x: Tensor, disconnected_error: bool = False,
+                 **gradient_kwargs) -> Tensor:
     """``d y / d x`` as ``[size(y)] + x.shape``: row j is the gradient of ``y[j]``.
 
-    Vectorised over j when every op allows it, else a graph ``while_loop``.
+    Vectorised over j when every op allows it, else a graph ``while_loop``. Rows of a
+    ``y`` that does not depend on ``x`` are zeros, or with ``disconnected_error`` a
+    ValueError (TF1's ``hessians`` of a function linear in x).
     """
     graph = get_default_graph()
     count = y.shape.num_elements()
@@ -48,6 +51,7 @@ def stacked_rows(y: Tensor, x: Tensor, **gradient_kwargs) -> Tensor:
                 seed = array.placeholder(y.dtype, shape=y.shape, name="row_seed")
                 (template,) = gradients(y, x, grad_ys=seed, **gradient_kwargs)
                 if template is None:
+                    _check_connected(disconnected_error)
                     return array.zeros([count] + x.shape.as_list(), dtype=x.dtype)
                 seeds = constant(np.eye(count, dtype=y.dtype.as_numpy_dtype)
                                  .reshape([count] + y.shape.as_list()), name="unit_seeds")
@@ -55,17 +59,26 @@ def stacked_rows(y: Tensor, x: Tensor, **gradient_kwargs) -> Tensor:
                                  seed_is_identity=True)[0]
         except NotVectorizable:
             pass
-    return _rows_by_while_loop(y, x, **gradient_kwargs)
+    return _rows_by_while_loop(y, x, disconnected_error, **gradient_kwargs)
 
 
-def _rows_by_while_loop(y: Tensor, x: Tensor, **gradient_kwargs) -> Tensor:
+def _check_connected(disconnected_error: bool) -> None:
+    if disconnected_error:
+        raise ValueError("None values not supported.")
+
+
+def _rows_by_while_loop(y: Tensor, x: Tensor, disconnected_error: bool,
+                        **gradient_kwargs) -> Tensor:
     """TensorFlow's construction: one backward pass per element of y, in a graph loop."""
     flat = array.reshape(y, [-1])
     count = array.size(y)
 
     def row(j):
         grad = gradients(flat[j], x, **gradient_kwargs)[0]
-        return array.zeros_like(x) if grad is None else convert_to_tensor(grad)
+        if grad is None:
+            _check_connected(disconnected_error)
+            return array.zeros_like(x)
+        return convert_to_tensor(grad)
 
     _, rows = while_loop(lambda j, _: math.less(j, count),
                          lambda j, acc: (j + 1, acc.write(j, row(j))),
@@ -75,20 +88,24 @@ def _rows_by_while_loop(y: Tensor, x: Tensor, **gradient_kwargs) -> Tensor:
 
 def hessians(ys, xs, name: str = "hessians", colocate_gradients_with_ops: bool = False,
              gate_gradients: bool = False, aggregation_method=None) -> list:
-    """The Hessian of ``sum(ys)`` for each x in ``xs``, shaped ``x.shape + x.shape``."""
+    """The Hessian of ``sum(ys)`` for each x in ``xs``, shaped ``x.shape + x.shape``.
+
+    As in TF1, a gradient that does not depend on x (``sum(ys)`` linear in x, as in
+    ``hessians(x, x)``) raises ``ValueError("None values not supported.")``.
+    """
     xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
     kwargs = dict(colocate_gradients_with_ops=colocate_gradients_with_ops,
                   gate_gradients=gate_gradients, aggregation_method=aggregation_method)
     graph = get_default_graph()
     result = []
-    with graph.name_scope(name):
+    with graph.atomic(), graph.name_scope(name):
         first = gradients(ys, xs, **kwargs)
         for x, grad in zip(xs, first):
             if grad is None:
                 result.append(None)
                 continue
             x = convert_to_tensor(x)
-            rows = stacked_rows(convert_to_tensor(grad), x, **kwargs)
+            rows = stacked_rows(convert_to_tensor(grad), x, disconnected_error=True, **kwargs)
             shape = array.shape(x)
             hessian = array.reshape(rows, array.concat([shape, shape], 0))
             hessian.set_shape(x.shape.concatenate(x.shape))

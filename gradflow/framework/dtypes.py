@@ -9,6 +9,7 @@ __all__ = [
     "DType", "as_dtype", "float16", "bfloat16", "float32", "float64", "half", "double",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool",
     "complex64", "complex128", "string", "resource", "variant",
+    "qint8", "quint8", "qint16", "quint16", "qint32",
 ]
 
 
@@ -16,7 +17,7 @@ class DType:
     """An element type: a TF name, a NumPy type and the predicates TF1 code asks of it."""
 
     __slots__ = ("name", "_numpy", "is_floating", "is_integer", "is_complex", "is_bool",
-                 "is_unsigned", "size")
+                 "is_unsigned", "is_quantized", "size")
 
     def __init__(self, name: str, numpy_type, kind: str, size: int):
         self.name = name
@@ -26,6 +27,7 @@ class DType:
         self.is_unsigned = kind == "uint"
         self.is_complex = kind == "complex"
         self.is_bool = kind == "bool"
+        self.is_quantized = kind == "quantized"
         self.size = size
 
     @property
@@ -51,6 +53,9 @@ class DType:
 
     @property
     def min(self):
+        if self.is_quantized:
+            raise TypeError(f"Cannot find minimum value of {self.name} with quantized type "
+                            f"{self.name}.")
         if self.is_floating:
             return np.finfo(self._numpy).min
         if self.is_integer:
@@ -59,6 +64,9 @@ class DType:
 
     @property
     def max(self):
+        if self.is_quantized:
+            raise TypeError(f"Cannot find maximum value of {self.name} with quantized type "
+                            f"{self.name}.")
         if self.is_floating:
             return np.finfo(self._numpy).max
         if self.is_integer:
@@ -101,11 +109,19 @@ complex128 = DType("complex128", np.complex128, "complex", 16)
 string = DType("string", np.object_, "string", 0)
 resource = DType("resource", np.object_, "handle", 0)
 variant = DType("variant", np.object_, "handle", 0)
+# Quantized types: names (and NumPy record types) for TF1 code that mentions them; no
+# op computes with them.
+qint8 = DType("qint8", np.dtype([("qint8", np.int8)]), "quantized", 1)
+quint8 = DType("quint8", np.dtype([("quint8", np.uint8)]), "quantized", 1)
+qint16 = DType("qint16", np.dtype([("qint16", np.int16)]), "quantized", 2)
+quint16 = DType("quint16", np.dtype([("quint16", np.uint16)]), "quantized", 2)
+qint32 = DType("qint32", np.dtype([("qint32", np.int32)]), "quantized", 4)
 half = float16
 double = float64
 
 _ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint16,
-        uint32, uint64, bool, complex64, complex128, string, resource, variant)
+        uint32, uint64, bool, complex64, complex128, string, resource, variant,
+        qint8, quint8, qint16, quint16, qint32)
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32})
 _BY_NUMPY = {np.dtype(d._numpy): d for d in reversed(_ALL) if d._numpy is not np.object_}

@@ -13,11 +13,12 @@ with ``set_symbolic_gradient_builder`` when it is imported.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 from gradflow.framework import dtypes
-from gradflow.framework.graph import Graph, Tensor, get_default_graph
+from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
 from gradflow.framework.tensor_shape import TensorShape
 
 __all__ = ["FuncGraph", "Function", "trace_function", "set_symbolic_gradient_builder"]
@@ -37,6 +38,28 @@ class FuncGraph(Graph):
         self.outputs: list[Tensor] = []
         self.captures: dict[Tensor, Tensor] = {}  # outer tensor -> inner placeholder
         self.capture_sources: dict[Tensor, Tensor] = {}  # inner placeholder -> outer tensor
+        # Ops of enclosing graphs named as control inputs inside: the op calling this
+        # function takes them as its own control inputs, so they run before the call.
+        self.outer_control_inputs: list[Operation] = []
+        self.loop_inputs: list[Tensor] = []  # a while body's initial loop values (outer)
+
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs) -> Iterator[None]:
+        """As Graph's; control inputs from enclosing graphs go to the calling op."""
+        if control_inputs is None:
+            with super().control_dependencies(None):
+                yield
+            return
+        inner = []
+        for value in control_inputs:
+            op = value if isinstance(value, Operation) else getattr(value, "op", None)
+            if isinstance(op, Operation) and op.graph is not self and self._encloses(op.graph):
+                if op not in self.outer_control_inputs:
+                    self.outer_control_inputs.append(op)
+            else:
+                inner.append(value)
+        with super().control_dependencies(inner):
+            yield
 
     def capture(self, tensor: Tensor) -> Tensor:
         """The placeholder standing for ``tensor`` of an enclosing graph (made once)."""

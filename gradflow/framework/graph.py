@@ -14,7 +14,7 @@ import re
 import threading
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from gradflow.framework import dtypes as _dtypes
+from gradflow.framework import device_spec, dtypes as _dtypes
 from gradflow.framework.default_session import run_in_default_session
 from gradflow.framework.registry import get_op_def
 from gradflow.framework.tensor_shape import TensorShape, as_shape
@@ -914,35 +914,9 @@ def _check_op_name(name: str) -> None:
             _valid_names.add(name)
 
 
-def merge_device(outer: str, inner: str) -> str:
-    """Merges device strings field by field; ``inner`` fields override ``outer`` ones."""
-    fields = _parse_device(outer)
-    fields.update(_parse_device(inner))
-    parts = [f"/{key}:{fields[key]}" for key in ("job", "replica", "task") if key in fields]
-    if "type" in fields:
-        parts.append(f"/device:{fields['type']}:{fields.get('index', '*')}")
-    return "".join(parts)
-
-
-def _parse_device(spec: str) -> dict:
-    if not isinstance(spec, str):
-        raise TypeError(f"Device specification must be a string or function, got {spec!r}")
-    fields: dict = {}
-    for part in filter(None, spec.split("/")):
-        pieces = part.split(":")
-        key = pieces[0].lower()
-        if key in ("job", "replica", "task") and len(pieces) == 2:
-            fields[key] = pieces[1]
-        elif key == "device" and len(pieces) in (2, 3):
-            fields["type"] = pieces[1].upper()
-            if len(pieces) == 3:
-                fields["index"] = pieces[2]
-        elif key in ("cpu", "gpu", "tpu") and len(pieces) == 2:
-            fields["type"] = key.upper()
-            fields["index"] = pieces[1]
-        else:
-            raise ValueError(f"Unknown attribute: '{part}' in '{spec}'")
-    return fields
+def merge_device(outer, inner) -> str:
+    """Merges device names (strings or DeviceSpecs) as TF1: set ``inner`` fields win."""
+    return device_spec.merge_device(outer, inner)
 
 
 def _as_operation(value) -> Operation:

@@ -135,8 +135,9 @@ class TensorShape:
         elif isinstance(dims, TensorShape):
             self._dims = dims._dims
         else:
-            if isinstance(dims, (int, Dimension)) or hasattr(dims, "__index__"):
-                dims = (dims,)
+            if isinstance(dims, (int, Dimension)) or (hasattr(dims, "__index__")
+                                                      and getattr(dims, "ndim", 0) == 0):
+                dims = (dims,)  # a scalar (NumPy arrays of dims are iterated)
             self._dims = tuple(_checked_dim(d) for d in dims)
 
     @classmethod

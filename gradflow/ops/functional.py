@@ -15,14 +15,18 @@ Each construct traces its Python callables into function graphs (see
 """
 from __future__ import annotations
 
+import inspect
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from gradflow.framework import dtypes
-from gradflow.framework.constant import constant, convert_to_tensor
+from gradflow.framework import dtypes, errors, nest
+from gradflow.framework.constant import constant, constant_value, convert_to_tensor
 from gradflow.framework.function import FuncGraph, Function, carries_gradient
+from gradflow.framework.function_def import (ArgDef, AttrValue, FunctionDef, NodeDef,
+                                             OpDefSignature)
 from gradflow.framework.graph import Operation, Tensor, get_default_graph
+from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import array, math
@@ -154,7 +158,21 @@ def zeros_like_any(t: Tensor) -> Tensor:
     """A zero gradient for ``t``: zeros for numbers, the null value for variants."""
     if t.dtype is dtypes.variant:
         return apply_op("ZerosLikeVariant", [t], name="zeros_like")
+    if _is_variable_ref(t):  # its run-time value is a reference, not numbers
+        if t.shape.is_fully_defined():
+            return array.zeros(t.shape.as_list(), dtype=t.dtype, name="zeros_like")
+        t = apply_op("ReadVariableOp", [t], name="read")
     return array.zeros_like(t)
+
+
+def _is_variable_ref(t: Tensor) -> bool:
+    """A variable's reference tensor, or a function's placeholder standing for one."""
+    while t.op.type != "VariableV2":
+        sources = getattr(t.graph, "capture_sources", None)
+        if not sources or t not in sources:
+            return False
+        t = sources[t]
+    return True
 
 
 def add_gradients(terms: Sequence[Tensor]) -> Tensor:
@@ -191,47 +209,80 @@ def _call_grad(op, *grads):
     return _scatter_to_inputs(len(op.inputs), function.trainable_input_indices(), results)
 
 
+# Defun keyword arguments that are not function attributes.
+_DEFUN_OPTIONS = ("func_name", "grad_func", "python_grad_func", "out_names", "shape_func",
+                  "capture_by_value", "noinline", "compiled", "separate_compiled_gradients")
+
+
 class Defun:
     """TF1's ``function.Defun``: makes a Python function a graph function.
 
     ``@Defun(gf.float32, gf.float32)`` traces the decorated function on placeholders of
     those dtypes; each call adds one op. Its gradient is ``python_grad_func(op, *grads)``
     or the Defun ``grad_func(*inputs, *grads)`` when given, else the symbolic gradient
-    of the body.
+    of the body. Without input types the function is traced per call's dtypes.
+    ``capture_by_value=True`` copies outer tensors of known value into the body instead
+    of passing them in; ``noinline`` and other keyword attrs are recorded in
+    ``definition.attr``; ``compiled`` marks calls for XLA as ``jit_scope`` does.
     """
 
-    def __init__(self, *input_types, func_name: Optional[str] = None, grad_func=None,
-                 python_grad_func: Optional[Callable] = None, out_names=None,
-                 shape_func: Optional[Callable] = None, **kwargs):
-        if grad_func is not None and python_grad_func is not None:
+    def __init__(self, *input_types, **kwargs):
+        options = {key: kwargs.pop(key) for key in _DEFUN_OPTIONS if key in kwargs}
+        self._attrs = dict(kwargs)  # the rest: attrs of the function (TF1 rule)
+        for key, value in self._attrs.items():
+            if not key.startswith("experimental_"):
+                raise ValueError(f"Unknown keyword arguments: dict_keys({[key]!r}).")
+            AttrValue.of(value)
+        func_name = options.get("func_name")
+        if options.get("grad_func") is not None and \
+                options.get("python_grad_func") is not None:
             raise ValueError(f"Gradient defined twice for function {func_name or '<lambda>'}")
         self._input_types = [dtypes.as_dtype(t) for t in input_types]
-        self._func_name = func_name
-        self._grad_func = grad_func
-        self._python_grad_func = python_grad_func
-        self._shape_func = shape_func
-        self._compiled = bool(kwargs.pop("compiled", False))
-        self._separate_gradients = bool(kwargs.pop("separate_compiled_gradients", False))
-        kwargs.pop("noinline", None)
-        if kwargs:
-            raise TypeError(f"Defun got unexpected keyword arguments {sorted(kwargs)}")
+        self._options = options
+        if options.get("noinline") is not None:
+            self._attrs["_noinline"] = bool(options["noinline"])
 
     def __call__(self, func: Callable) -> "DefinedFunction":
         if not callable(func):
             raise TypeError(f"Defun must decorate a callable, got {func!r}")
-        name = self._func_name or func.__name__
+        options = self._options
+        name = options.get("func_name") or func.__name__
         compile_attrs = {"_XlaCompile": True, "_XlaScope": f"function_{name}",
-                         "_XlaSeparateCompiledGradients": self._separate_gradients} \
-            if self._compiled else {}
-        return DefinedFunction(func, self._input_types, name, self._grad_func,
-                               self._python_grad_func, self._shape_func, compile_attrs)
+                         "_XlaSeparateCompiledGradients":
+                             bool(options.get("separate_compiled_gradients", False))} \
+            if options.get("compiled") else {}
+        return DefinedFunction(func, self._input_types, name, options.get("grad_func"),
+                               options.get("python_grad_func"), options.get("shape_func"),
+                               compile_attrs, out_names=options.get("out_names"),
+                               capture_by_value=bool(options.get("capture_by_value")),
+                               attrs=self._attrs)
+
+
+class _ByValueFuncGraph(FuncGraph):
+    """A function graph that copies outer tensors of known value in as constants."""
+
+    def capture(self, tensor: Tensor) -> Tensor:
+        value = constant_value(tensor) if tensor.graph is not self else None
+        if value is None:
+            if tensor.graph is not self and tensor.op.type == "Placeholder":
+                raise ValueError(f"Cannot capture a placeholder (name:{tensor.op.name}, "
+                                 "type:Placeholder) by value.")
+            return super().capture(tensor)
+        copied = self.captures.get(tensor)
+        if copied is None:
+            with self.as_default(), self.control_dependencies(None), \
+                    self.name_scope(None):
+                copied = self.captures[tensor] = constant(value, dtype=tensor.dtype,
+                                                          name=tensor.op.name.split("/")[-1])
+        return copied
 
 
 class DefinedFunction:
     """A Python function traced into a graph function, once per calling graph."""
 
     def __init__(self, func: Callable, input_types: list, name: str, grad_func,
-                 python_grad_func, shape_func, compile_attrs: dict):
+                 python_grad_func, shape_func, compile_attrs: dict, out_names=None,
+                 capture_by_value: bool = False, attrs: Optional[dict] = None):
         self._func = func
         self._compile_attrs = compile_attrs
         self._input_types = input_types
@@ -239,6 +290,9 @@ class DefinedFunction:
         self._grad_func = grad_func
         self._python_grad_func = python_grad_func
         self._shape_func = shape_func
+        self._out_names = None if out_names is None else list(out_names)
+        self._capture_by_value = capture_by_value
+        self._attrs = dict(attrs or {})
         self._traced: dict = {}
 
     @property
@@ -249,18 +303,89 @@ class DefinedFunction:
     def grad_func(self):
         return self._grad_func
 
+    @property
+    def declared_input_types(self) -> tuple:
+        """The input dtypes given to ``Defun`` (empty for a generic function)."""
+        return tuple(self._input_types)
+
+    def _default_trace(self) -> Function:
+        if not self._input_types:
+            raise ValueError(f"Function {self.name} has no declared input types: use "
+                             "instantiate(input_types) to make a concrete one")
+        return self._trace(get_default_graph(), tuple(self._input_types))
+
+    @property
+    def captured_inputs(self) -> list:
+        """Outer tensors the body uses, passed to each call as extra inputs."""
+        return list(self._default_trace().captured_sources)
+
+    @property
+    def stateful_ops(self) -> list:
+        """``(name, type)`` of each stateful op of the body (variables, random ops, ...)."""
+        return [(op.name, op.type) for op in self._default_trace().graph.get_operations()
+                if op.op_def.stateful]
+
+    @property
+    def definition(self):
+        """The function as a FunctionDef: signature, body nodes, attrs, output bindings."""
+        function = self._default_trace()
+        inputs = function.inputs[:function.arg_count]
+        signature = OpDefSignature(
+            self.name, [ArgDef(name, t.dtype) for name, t in
+                        zip(_argument_names(self._func, len(inputs)), inputs, strict=True)],
+            [ArgDef(name, t.dtype) for name, t in
+             zip(self._output_names(function), function.outputs, strict=True)],
+            is_stateful=bool(self.stateful_ops))
+        nodes = [NodeDef(op.name, op.type, [t.name for t in op.inputs] +
+                         [f"^{c.name}" for c in op.control_inputs], op.device)
+                 for op in function.graph.get_operations() if op.type != "Placeholder"]
+        return FunctionDef(signature, nodes, {k: AttrValue.of(v) for k, v in self._attrs.items()},
+                           dict(zip(self._output_names(function),
+                                    (t.name for t in function.outputs), strict=True)))
+
+    def _output_names(self, function: Function) -> list:
+        if self._out_names is not None:
+            return list(self._out_names)
+        names: list = []
+        for t in function.outputs:
+            base = t.op.name.replace("/", "_").lower()
+            names.append(base if base not in names else f"{base}_{len(names)}")
+        return names
+
+    def instantiate(self, input_types) -> "DefinedFunction":
+        """This function with concrete input dtypes (for a generic ``Defun()``)."""
+        types = [dtypes.as_dtype(t) for t in input_types]
+        if self._input_types and types != self._input_types:
+            raise ValueError(f"Function {self.name} is declared with input types "
+                             f"{[t.name for t in self._input_types]}, not "
+                             f"{[t.name for t in types]}")
+        name = self.name if self._input_types else \
+            f"{self.name}_{'_'.join(t.name for t in types)}"
+        return DefinedFunction(self._func, types, name, self._grad_func,
+                               self._python_grad_func, self._shape_func,
+                               self._compile_attrs, self._out_names,
+                               self._capture_by_value, self._attrs)
+
     def _trace(self, graph, dtypes_: tuple) -> Function:
         key = (graph, dtypes_)
         function = self._traced.get(key)
         if function is not None:
             return function
-        body = FuncGraph(self.name, graph)
+        body = (_ByValueFuncGraph if self._capture_by_value else FuncGraph)(self.name, graph)
         with body.as_default():
             args = [body.add_input(d, None, name=f"arg{i}") for i, d in enumerate(dtypes_)]
             result = self._func(*args)
             outputs = [] if result is None else (
                 list(result) if isinstance(result, (list, tuple)) else [result])
             outputs = [as_function_output(body, convert_to_tensor(t)) for t in outputs]
+        if body.outer_control_inputs:  # TF1 Defun bodies cannot capture control inputs
+            raise ValueError(f"Operation '{body.outer_control_inputs[0].name}' (a control input "
+                             f"named inside Defun {self.name}) is not an element of this "
+                             "graph.")
+        if self._out_names is not None and len(self._out_names) != len(outputs):
+            raise errors.InvalidArgumentError(
+                None, None, f"output names must be either empty or equal in size to outputs. "
+                f"output names size = {len(self._out_names)} outputs size = {len(outputs)}")
         captured = [body.captures[s] for s in body.captured_sources()]
         function = Function(body, args + captured, outputs, name=self.name)
         function.arg_count = len(args)
@@ -286,6 +411,16 @@ class DefinedFunction:
             for t, shape in zip(outputs, self._shape_func(outputs[0].op)):
                 t.set_shape(shape)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _argument_names(func: Callable, count: int) -> list:
+    """The Python parameter names of ``func`` (``arg<i>`` past named ones), as TF1."""
+    try:
+        params = [p.name for p in inspect.signature(func).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"arg{i}" for i in range(count)]
 
 
 # ---------------------------------------------------------------------- cond
@@ -319,12 +454,60 @@ def _if_grad(op, *grads):
                                        results)
 
 
-def _trace_branch(fn: Callable, name: str) -> tuple[FuncGraph, object, list]:
-    graph = FuncGraph(name, get_default_graph())
+def _trace_branch(fn: Callable, what: str, taken: bool,
+                  strict: bool) -> tuple[FuncGraph, object]:
+    """Traces one branch; ops among its results become bool tensors (``taken``)."""
+    graph = FuncGraph("cond_true" if taken else "cond_false", get_default_graph())
     with graph.as_default():
         result = fn()
-        leaves = [as_function_output(graph, _to_flow(v)) for v in _flatten(result)]
-    return graph, result, leaves
+        if result is None:
+            raise ValueError(f"'{what}' must have a return value.")
+        if not strict:
+            result = _unpack_singleton(result)
+        result = nest.map_structure(lambda v: _op_as_flag(v, taken), result)
+    return graph, result
+
+
+def _branch_outputs(graph: FuncGraph, result) -> list:
+    """The tensors a branch function returns: its result's leaves, made inside it."""
+    with graph.as_default():
+        return [as_function_output(graph, _to_flow(v))
+                for v in nest.flatten(result, expand_composites=True)]
+
+
+def _reconcile_indices(then_graph: FuncGraph, then_result, else_graph: FuncGraph,
+                       else_result) -> tuple:
+    """IndexedSlices whose index (or dense shape) dtypes differ, int32 in one branch and
+    int64 in the other, are made int64 in both (as TF1's cond does)."""
+    pairs = list(zip(nest.flatten(then_result), nest.flatten(else_result), strict=True))
+    if not any(isinstance(a, IndexedSlices) for a, _ in pairs):
+        return then_result, else_result
+    then_leaves, else_leaves = [], []
+    for a, b in pairs:
+        if isinstance(a, IndexedSlices) and isinstance(b, IndexedSlices):
+            a, b = (_widened(then_graph, a, b), _widened(else_graph, b, a))
+        then_leaves.append(a)
+        else_leaves.append(b)
+    return (nest.pack_sequence_as(then_result, then_leaves),
+            nest.pack_sequence_as(else_result, else_leaves))
+
+
+def _widened(graph: FuncGraph, mine: IndexedSlices, other: IndexedSlices) -> IndexedSlices:
+    def widen(t, u):
+        if t is None or u is None or not (t.dtype is dtypes.int32 and u.dtype is dtypes.int64):
+            return t
+        with graph.as_default():
+            return math.cast(t, dtypes.int64)
+    return IndexedSlices(mine.values, widen(mine.indices, other.indices),
+                         widen(mine.dense_shape, other.dense_shape))
+
+
+def _op_as_flag(value, taken: bool):
+    """An op returned by a branch: a bool tensor that is ready once the op has run."""
+    if not isinstance(value, Operation):
+        return value
+    with get_default_graph().control_dependencies([value]):
+        return constant(taken, name="pivot")
 
 
 def _shared_inputs(graphs: Sequence[FuncGraph]) -> tuple[list, list[list]]:
@@ -342,65 +525,165 @@ def cond(pred, true_fn: Optional[Callable] = None, false_fn: Optional[Callable] 
          strict: bool = False, name: Optional[str] = None, fn1=None, fn2=None):
     """Returns ``true_fn()`` if ``pred`` is true else ``false_fn()``; only one branch runs.
 
-    Both branches must return the same structure of tensors with matching dtypes.
-    Gradients flow through the branch that ran.
+    Both branches return the same structure of tensors (ops, such as ``no_op`` or
+    ``group``, become bool tensors: true in the branch that ran) with matching dtypes.
+    Unless ``strict``, one-element lists and tuples are unpacked. Gradients flow through
+    the branch that ran.
     """
-    true_fn = true_fn if true_fn is not None else fn1
-    false_fn = false_fn if false_fn is not None else fn2
+    true_fn = _renamed_argument(true_fn, fn1, "true_fn", "fn1")
+    false_fn = _renamed_argument(false_fn, fn2, "false_fn", "fn2")
     if not callable(true_fn):
-        raise TypeError("true_fn must be callable.")
+        raise TypeError("'true_fn' must be callable.")
     if not callable(false_fn):
-        raise TypeError("false_fn must be callable.")
+        raise TypeError("'false_fn' must be callable.")
+    if isinstance(pred, bool):
+        raise TypeError("'pred' must not be a Python bool.")
     graph = get_default_graph()
     with graph.atomic(), graph.name_scope(name or "cond"):
         predicate = convert_to_tensor(pred)
-        if predicate.dtype is not dtypes.bool or predicate.shape.ndims not in (None, 0):
-            raise TypeError(f"pred must be a scalar bool tensor, got {predicate.name} of dtype "
-                            f"{predicate.dtype.name} and shape {predicate.shape}")
-        then_graph, then_result, then_leaves = _trace_branch(true_fn, "cond_true")
-        else_graph, else_result, else_leaves = _trace_branch(false_fn, "cond_false")
+        _check_predicate(predicate, "Switch", "pred")
+        then_graph, then_result = _trace_branch(true_fn, "true_fn", True, strict)
+        else_graph, else_result = _trace_branch(false_fn, "false_fn", False, strict)
+        nest.assert_same_structure(then_result, else_result)
+        then_result, else_result = _reconcile_indices(then_graph, then_result,
+                                                      else_graph, else_result)
+        then_leaves = _branch_outputs(then_graph, then_result)
+        else_leaves = _branch_outputs(else_graph, else_result)
         _check_branches_match(then_result, else_result, then_leaves, else_leaves)
         sources, (then_inputs, else_inputs) = _shared_inputs([then_graph, else_graph])
         then_branch = Function(then_graph, then_inputs, then_leaves, name="cond_true")
         else_branch = Function(else_graph, else_inputs, else_leaves, name="cond_false")
-        op = graph.create_op("If", [predicate] + sources,
-                             {"then_branch": then_branch, "else_branch": else_branch},
-                             name="If")
-    if then_result is None:
-        return op
-    outputs = [_from_flow(t, o) for t, o in zip(_flatten(then_result), op.outputs)]
-    return _pack_as(then_result, outputs) if isinstance(then_result, (list, tuple, dict)) \
-        else outputs[0]
+        with graph.control_dependencies(_outer_controls([then_graph, else_graph])):
+            op = graph.create_op("If", [predicate] + sources,
+                                 {"then_branch": then_branch, "else_branch": else_branch},
+                                 name="If")
+    outputs = [_from_flow(t, o) for t, o in zip(nest.flatten(then_result, True), op.outputs,
+                                                   strict=True)]
+    return nest.pack_sequence_as(then_result, outputs, expand_composites=True)
+
+
+def _renamed_argument(value, old_value, name: str, old_name: str):
+    """TF1's deprecated ``fn1``/``fn2`` spellings of ``true_fn``/``false_fn``."""
+    if old_value is not None:
+        if value is not None:
+            raise TypeError(f"cond(): '{name}' and '{old_name}' may not be set simultaneously.")
+        value = old_value
+    if value is None:
+        raise TypeError(f"cond(): '{name}' argument required")
+    return value
+
+
+def _check_predicate(predicate: Tensor, op_type: str, what: str) -> None:
+    if predicate.dtype is not dtypes.bool:
+        raise TypeError(f"Input '{what}' of '{op_type}' Op has type {predicate.dtype.name} "
+                        "that does not match expected type of bool.")
+    if predicate.shape.ndims not in (None, 0):
+        raise ValueError(f"Shape must be rank 0 but is rank {predicate.shape.ndims} for "
+                         f"'{op_type}' ({what} {predicate.name}) with input shapes: "
+                         f"{predicate.shape}.")
 
 
 def _check_branches_match(then_result, else_result, then_leaves, else_leaves) -> None:
-    if not _same_structure(then_result, else_result) or len(then_leaves) != len(else_leaves):
-        raise ValueError("true_fn and false_fn arguments to gf.cond must have the same number, "
-                         "type, and overall structure of return values.\n\n"
-                         f"true_fn returned: {then_result!r}\nfalse_fn returned: "
-                         f"{else_result!r}")
-    for i, (a, b) in enumerate(zip(then_leaves, else_leaves)):
+    nest.assert_same_structure(then_result, else_result, expand_composites=True)
+    for a, b in zip(then_leaves, else_leaves, strict=True):
         if a.dtype is not b.dtype:
-            raise TypeError(f"Output {i} of gf.cond has dtype {a.dtype.name} in true_fn but "
-                            f"{b.dtype.name} in false_fn ({a.name} vs {b.name})")
+            raise ValueError("Outputs of 'true_fn' and 'false_fn' must have the same type(s). "
+                             f"Received {a.dtype.name} from 'true_fn' and {b.dtype.name} from "
+                             "'false_fn'.")
+
+
+def _unpack_singleton(result):
+    while isinstance(result, (list, tuple)) and len(result) == 1:
+        result = result[0]
+    return result
+
+
+define_op("CaseCheck", infer=lambda inputs, attrs: [], kernel=lambda *preds, **attrs:
+          _case_check_kernel(*preds, **attrs), stateful=True)
+NotDifferentiable("CaseCheck")
+
+
+def _case_check_kernel(*preds, exclusive: bool, names: list):
+    """Fails the run as TF1's ``case`` does: none true (no default), or several true."""
+    flags = " ".join(str(int(bool(p))) for p in preds)
+    if exclusive and sum(bool(p) for p in preds) > 1:
+        chosen = ", ".join(n for n, p in zip(names, preds, strict=True) if p)
+        raise errors.InvalidArgumentError(
+            None, None, f"assertion failed: [Input error: exclusive=True: more than 1 "
+                        f"conditions ({chosen}) evaluated as True:] [{flags}]")
+    if not exclusive and not any(bool(p) for p in preds):
+        raise errors.InvalidArgumentError(
+            None, None, "assertion failed: [Input error: None of conditions evaluated as "
+                        f"True:] [{flags}]")
+    return ()
+
+
+def _case_check(predicates: list, exclusive: bool) -> Operation:
+    return get_default_graph().create_op(
+        "CaseCheck", predicates, {"exclusive": exclusive,
+                                  "names": [p.name for p in predicates]},
+        name="Assert")
 
 
 def case(pred_fn_pairs, default: Optional[Callable] = None, exclusive: bool = False,
          strict: bool = False, name: str = "case"):
-    """The first ``fn`` whose ``pred`` holds (else ``default``), as nested ``cond``s."""
-    pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else list(pred_fn_pairs)
-    if not pairs:
+    """The ``fn`` of the first ``pred`` that holds, else ``default`` (TF1 ``tf.case``).
+
+    Without a default the last pair's ``fn`` stands in for it, and the run fails with
+    InvalidArgumentError when no predicate holds. ``exclusive=True`` makes the run fail
+    when more than one of the predicates (the last one aside, without a default) holds.
+    """
+    pairs = _case_pairs(pred_fn_pairs)
+    graph = get_default_graph()
+    with graph.atomic(), graph.name_scope(name):
+        predicates = [convert_to_tensor(p) for p, _ in pairs]
         if default is None:
-            raise ValueError("case needs at least one (pred, fn) pair or a default")
-        return default()
-    fallback = default if default is not None else pairs[-1][1]
-    remaining = pairs if default is not None else pairs[:-1]
-    result_fn = fallback
-    for predicate, fn in reversed(remaining):
-        result_fn = (lambda p, f, otherwise: lambda: cond(p, f, otherwise))(predicate, fn,
-                                                                            result_fn)
-    with get_default_graph().name_scope(name):
-        return result_fn()
+            all_predicates = predicates
+            last_fn = pairs[-1][1]
+            pairs, predicates = pairs[:-1], predicates[:-1]
+
+            def default():
+                with get_default_graph().control_dependencies(
+                        [_case_check(all_predicates, exclusive=False)]):
+                    return nest.map_structure(_guarded, last_fn())
+        checks = [_case_check(predicates, exclusive=True)] if exclusive and len(predicates) > 1 \
+            else []
+        result_fn = default
+        for predicate, (_, fn) in reversed(list(zip(predicates, pairs, strict=True))):
+            result_fn = (lambda p, f, otherwise: lambda: cond(p, f, otherwise, strict=strict))(
+                predicate, fn, result_fn)
+        with graph.control_dependencies(checks):
+            result = result_fn()
+        return result if pairs or strict else _unpack_singleton(result)
+
+
+def _guarded(value):
+    """``value`` made inside the running control-dependency block (outer ones included)."""
+    if isinstance(value, Operation):
+        return value
+    return array.identity(_to_flow(value))
+
+
+def _case_pairs(pred_fn_pairs) -> list:
+    if isinstance(pred_fn_pairs, dict):
+        pairs = list(pred_fn_pairs.items())
+    elif isinstance(pred_fn_pairs, (list, tuple)):
+        pairs = list(pred_fn_pairs)
+    else:
+        raise TypeError("'pred_fn_pairs' must be a list, tuple, or dict. Received: "
+                        f"{type(pred_fn_pairs)}")
+    if not pairs:
+        raise ValueError("'pred_fn_pairs' must not be empty.")
+    for pair in pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"Each entry in 'pred_fn_pairs' must be a 2-tuple. Received {pair}.")
+        predicate, fn = pair
+        if not isinstance(predicate, Tensor) or predicate.dtype is not dtypes.bool:
+            raise TypeError("pred must be Tensor of type bool: "
+                            f"{getattr(predicate, 'name', predicate)}")
+        if not callable(fn):
+            raise TypeError(f"fn for pred {predicate.name} must be callable.")
+    return pairs
 
 
 # --------------------------------------------------------------------- while
@@ -574,58 +857,119 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
                return_same_structure: bool = False, _skip_invariant_check: bool = False):
     """Repeats ``body`` while ``cond`` is true (TF1 ``tf.while_loop``).
 
-    ``loop_vars`` is a (nested) structure of tensors and TensorArrays; ``body`` returns
-    the same structure. A variable's shape may only change across iterations within its
-    ``shape_invariants`` entry.
+    ``loop_vars`` is a list or tuple of (nested structures of) tensors and TensorArrays;
+    ``body`` returns the same structure (a lone tensor for a single loop variable). The
+    result has the structure ``body`` returns; when that holds a single tensor and
+    ``return_same_structure=False``, it is that tensor itself. A variable's shape may
+    only change across iterations within its ``shape_invariants`` entry.
     """
     if not callable(cond):
-        raise TypeError("cond must be callable.")
+        raise TypeError("'cond' must be callable.")
     if not callable(body):
-        raise TypeError("body must be callable.")
-    if isinstance(loop_vars, (list, tuple)) and not loop_vars:
-        raise ValueError("No loop variables provided")
+        raise TypeError("'body' must be callable.")
+    if parallel_iterations < 1:
+        raise TypeError("'parallel_iterations' must be a positive integer.")
+    if not isinstance(parallel_iterations, int):  # TF1 takes Python ints only
+        raise ValueError(f"'parallel_iterations' must be a positive integer: "
+                         f"{parallel_iterations}")
+    bare = not nest.is_nested(loop_vars)  # a lone tensor (TF2 style) comes back alone
+    loop_vars = [loop_vars] if bare else loop_vars
+    if not loop_vars:
+        raise ValueError("'loop_vars' must be provided.")
     graph = get_default_graph()
-    single = not isinstance(loop_vars, (list, tuple))
-    if maximum_iterations is not None:
-        return _bounded_while(cond, body, loop_vars, shape_invariants, single, back_prop,
-                              name, maximum_iterations, return_same_structure)
-    structure = [loop_vars] if single else loop_vars
     with graph.atomic(), graph.name_scope(name or "while"):
-        templates = _flatten(structure)
-        init = [_to_flow(v) for v in templates]
-        shapes = _loop_shapes(init, shape_invariants, single)
-        cond_graph, body_graph, cond_out, body_outs = _trace_loop(
-            cond, body, structure, templates, init, shapes, single, _skip_invariant_check)
-        sources, (cond_extra, body_extra) = _shared_inputs([cond_graph, body_graph])
-        n = len(init)
-        cond_fn = Function(cond_graph, cond_graph.inputs[:n] + cond_extra, [cond_out],
-                           name="while_cond")
-        body_fn = Function(body_graph, body_graph.inputs[:n] + body_extra, body_outs,
-                           name="while_body")
+        try_to_pack = bare or (len(loop_vars) == 1 and not return_same_structure)
+        if maximum_iterations is not None:
+            cond, body, loop_vars, shape_invariants = _bounded_loop(
+                cond, body, loop_vars, shape_invariants, maximum_iterations, try_to_pack)
+        result = _build_while(graph, cond, body, loop_vars, shape_invariants, back_prop,
+                              parallel_iterations, _skip_invariant_check)
+    if maximum_iterations is not None:
+        return result[1]
+    if bare or (not return_same_structure and len(nest.flatten(result, True)) == 1):
+        return result[0]  # TF1 unpacks a result of a single tensor
+    return result
+
+
+def _bounded_loop(cond, body, loop_vars, shape_invariants, maximum_iterations,
+                  try_to_pack: bool):
+    """``maximum_iterations``: a counter carried before the loop variables (as TF1)."""
+    limit = convert_to_tensor(maximum_iterations, name="maximum_iterations")
+    if limit.shape.ndims != 0:
+        raise ValueError(f"'maximum_iterations' must be a scalar. Received shape: "
+                         f"{limit.shape}")
+    counter = constant(0, dtype=limit.dtype, name="iteration_counter")
+    if try_to_pack:
+        inner = loop_vars[0]
+
+        def bounded_cond(i, value):
+            return math.logical_and(math.less(i, limit), cond(value))
+
+        def bounded_body(i, value):
+            return i + 1, body(value)
+    else:
+        inner = loop_vars
+
+        def bounded_cond(i, values):
+            return math.logical_and(math.less(i, limit), cond(*values))
+
+        def bounded_body(i, values):
+            # Beyond TF1 (which raises TypeError): a tuple body result for list loop_vars
+            # (or the reverse) is accepted, as it is without maximum_iterations.
+            result = body(*values)
+            if type(result) in (list, tuple) and type(values) in (list, tuple):
+                result = type(values)(result)
+            return i + 1, result
+    if shape_invariants is not None:
+        shape_invariants = (TensorShape([]), shape_invariants)
+    return bounded_cond, bounded_body, (counter, inner), shape_invariants
+
+
+def _build_while(graph, cond, body, loop_vars, shape_invariants, back_prop: bool,
+                 parallel_iterations: int, skip_check: bool):
+    """Traces ``cond`` and ``body``, adds the While op; returns the packed results."""
+    templates = nest.flatten(loop_vars, expand_composites=True)
+    init = [_to_flow(v) for v in templates]
+    shapes = _loop_shapes(loop_vars, init, shape_invariants)
+    cond_graph, body_graph, cond_out, body_result, body_outs = _trace_loop(
+        cond, body, loop_vars, templates, init, shapes, skip_check)
+    sources, (cond_extra, body_extra) = _shared_inputs([cond_graph, body_graph])
+    n = len(init)
+    cond_fn = Function(cond_graph, cond_graph.inputs[:n] + cond_extra, [cond_out],
+                       name="while_cond")
+    body_fn = Function(body_graph, body_graph.inputs[:n] + body_extra, body_outs,
+                       name="while_body")
+    with graph.control_dependencies(_outer_controls([cond_graph, body_graph])):
         op = graph.create_op("While", init + sources,
                              {"cond": cond_fn, "body": body_fn, "num_loop_vars": n,
                               "shapes": shapes, "record_history": False,
                               "parallel_iterations": parallel_iterations},
                              name="While")
-        outputs = op.outputs[:n]
-        if not back_prop:
-            outputs = [array.stop_gradient(t) if t.dtype.is_trainable else t for t in outputs]
-    leaves = [_from_flow(tmpl, t) for tmpl, t in zip(templates, outputs)]
-    result = _pack_as(structure, leaves)
-    if single and not return_same_structure:
-        return result[0]
-    return result
+    outputs = op.outputs[:n]
+    if not back_prop:
+        outputs = [array.stop_gradient(t) if t.dtype.is_trainable else t for t in outputs]
+    leaves = [_from_flow(tmpl, t)
+              for tmpl, t in zip(nest.flatten(body_result, expand_composites=True), outputs,
+                                  strict=True)]
+    return nest.pack_sequence_as(body_result, leaves, expand_composites=True)
 
 
-def _loop_shapes(init: list, shape_invariants, single: bool) -> list:
+def _outer_controls(graphs: Sequence[FuncGraph]) -> list:
+    """Control inputs that the functions' bodies named from enclosing graphs."""
+    ops: list = []
+    for graph in graphs:
+        ops.extend(op for op in graph.outer_control_inputs if op not in ops)
+    return ops
+
+
+def _loop_shapes(loop_vars, init: list, shape_invariants) -> list:
     if shape_invariants is None:
         return [t.shape for t in init]
-    invariants = _flatten([shape_invariants] if single else shape_invariants)
-    if len(invariants) != len(init):
-        raise ValueError(f"shape_invariants has {len(invariants)} entries for {len(init)} "
-                         "loop variables")
+    nest.assert_same_structure(loop_vars, shape_invariants)
+    invariants = nest.flatten(nest.map_structure(_composite_invariant, loop_vars,
+                                                 shape_invariants), expand_composites=True)
     shapes = []
-    for t, invariant in zip(init, invariants):
+    for t, invariant in zip(init, invariants, strict=True):
         invariant = as_shape(invariant)
         if not invariant.is_compatible_with(t.shape):
             raise ValueError(f"The shape invariant specified for {t.name} is not compatible "
@@ -636,44 +980,77 @@ def _loop_shapes(init: list, shape_invariants, single: bool) -> list:
     return shapes
 
 
-def _trace_loop(cond, body, structure, templates, init, shapes, single, skip_check):
+def _composite_invariant(value, invariant):
+    """An IndexedSlices loop variable's invariant covers its values; its indices (and
+    dense shape) keep their own rank."""
+    if not isinstance(value, IndexedSlices):
+        return invariant
+    invariant = as_shape(invariant)
+    rows = TensorShape([invariant[0] if invariant.ndims else None])
+    dense = None if value.dense_shape is None else value.dense_shape.shape
+    return IndexedSlices(invariant, rows, dense)
+
+
+def _trace_loop(cond, body, loop_vars, templates, init, shapes, skip_check):
     outer = get_default_graph()
     cond_graph = FuncGraph("while_cond", outer)
     body_graph = FuncGraph("while_body", outer)
+    body_graph.loop_inputs = list(init)
     for graph in (cond_graph, body_graph):
         with graph.as_default():
             for i, (t, shape) in enumerate(zip(init, shapes)):
                 graph.add_input(t.dtype, shape, name=f"loop_var{i}")
     with cond_graph.as_default():
-        args = _loop_args(structure, templates, cond_graph.inputs[:len(init)])
-        cond_out = convert_to_tensor(cond(*args))
-        if cond_out.dtype is not dtypes.bool or cond_out.shape.ndims not in (None, 0):
-            raise TypeError(f"cond of while_loop must return a scalar bool tensor, got "
-                            f"{cond_out!r}")
+        args = _loop_args(loop_vars, templates, cond_graph.inputs[:len(init)])
+        cond_out = _check_cond_output(convert_to_tensor(cond(*args)))
         cond_out = as_function_output(cond_graph, cond_out)
     with body_graph.as_default():
-        args = _loop_args(structure, templates, body_graph.inputs[:len(init)])
-        result = body(*args)
-        if len(structure) == 1 and not (isinstance(result, (list, tuple)) and len(result) == 1):
-            result = [result]  # one loop variable: body may return it bare (TF1 allows it)
-        _check_body_structure(structure, result)
-        outputs = [as_function_output(body_graph, _to_flow(v)) for v in _flatten(result)]
+        args = _loop_args(loop_vars, templates, body_graph.inputs[:len(init)])
+        result = _body_structure(args, body(*args))
+        outputs = [as_function_output(body_graph, _to_flow(v))
+                   for v in nest.flatten(result, expand_composites=True)]
     _check_body_outputs(init, outputs, shapes, skip_check)
-    return cond_graph, body_graph, cond_out, outputs
+    return cond_graph, body_graph, cond_out, result, outputs
 
 
-def _loop_args(structure, templates, placeholders) -> list:
+def _check_cond_output(cond_out: Tensor) -> Tensor:
+    if cond_out.dtype is not dtypes.bool:
+        raise TypeError(f"Input 'input' of 'LoopCond' Op has type {cond_out.dtype.name} that "
+                        "does not match expected type of bool.")
+    if cond_out.shape.ndims not in (None, 0):
+        raise ValueError(f"Shape must be rank 0 but is rank {cond_out.shape.ndims} for "
+                         f"'LoopCond' (the value returned by cond) with input shapes: "
+                         f"{cond_out.shape}.")
+    return cond_out
+
+
+def _loop_args(loop_vars, templates, placeholders) -> list:
     """The loop variables as the user's callables receive them (positional arguments)."""
-    leaves = [_from_flow(tmpl, p) for tmpl, p in zip(templates, placeholders)]
-    return list(_pack_as(structure, leaves))
+    leaves = [_from_flow(tmpl, p) for tmpl, p in zip(templates, placeholders, strict=True)]
+    return list(nest.pack_sequence_as(loop_vars, leaves, expand_composites=True))
 
 
-def _check_body_structure(structure, result) -> None:
-    if not _same_structure(list(structure) if isinstance(structure, tuple) else structure,
-                           list(result) if isinstance(result, tuple) else result):
-        raise ValueError("The two structures don't have the same nested structure.\n\n"
-                         f"First structure: {structure!r}\n\nSecond structure: {result!r}\n\n"
-                         "(loop_vars vs. the value returned by body)")
+def _body_structure(args: list, result):
+    """``body``'s result as a sequence matching the loop variables (TF1's rules).
+
+    A lone value is wrapped in a list. Beyond TF1, a single nested loop variable may
+    come back without its one-element wrapper.
+    """
+    if not nest.is_nested(result):
+        result = [result]
+    elif len(args) == 1 and nest.is_nested(args[0]) and \
+            not _mismatch_free(args, list(result)) and _mismatch_free(args[0], result):
+        result = [result]
+    nest.assert_same_structure(args, list(result), expand_composites=True)
+    return result
+
+
+def _mismatch_free(a, b) -> bool:
+    try:
+        nest.assert_same_structure(a, b, check_types=False, expand_composites=True)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _check_body_outputs(init: list, outputs: list, shapes: list, skip_check: bool) -> None:
@@ -686,28 +1063,4 @@ def _check_body_outputs(init: list, outputs: list, shapes: list, skip_check: boo
             raise ValueError(f"Input tensor '{t.name}' enters the loop with shape {shape}, but "
                              f"has shape {out.shape} after one iteration. To allow the shape "
                              "to vary across iterations, use the `shape_invariants` argument "
-                             "of gf.while_loop to specify a less-specific shape.")
-
-
-def _bounded_while(cond, body, loop_vars, shape_invariants, single, back_prop, name,
-                   maximum_iterations, return_same_structure):
-    """``maximum_iterations``: an integer counter carried beside the loop variables."""
-    graph = get_default_graph()
-    with graph.name_scope(name or "while"):
-        limit = convert_to_tensor(maximum_iterations, dtype=dtypes.int32,
-                                  name="maximum_iterations")
-        counter = constant(0, dtype=dtypes.int32, name="iteration_counter")
-
-    def as_args(inner):
-        return [inner] if single else list(inner)
-
-    def bounded_cond(i, inner):
-        return math.logical_and(math.less(i, limit), cond(*as_args(inner)))
-
-    def bounded_body(i, inner):
-        return i + 1, body(*as_args(inner))
-
-    invariants = None if shape_invariants is None else (TensorShape([]), shape_invariants)
-    _, result = while_loop(bounded_cond, bounded_body, (counter, loop_vars), invariants,
-                           back_prop=back_prop, name=name)
-    return [result] if single and return_same_structure else result
+                             "of tf.while_loop to specify a less-specific shape.")

@@ -6,11 +6,12 @@ become visible to later ops of that run and are committed when the run succeeds.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Optional
 
 import numpy as np
 
-from gradflow.framework import dtypes
+from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import (constant, convert_to_tensor,
                                          register_tensor_conversion_function)
 from gradflow.framework.default_session import get_default_session
@@ -23,7 +24,9 @@ from gradflow.ops import array, control, math
 __all__ = ["Variable", "global_variables", "trainable_variables", "local_variables",
            "global_variables_initializer", "local_variables_initializer",
            "variables_initializer", "initialize_all_variables", "assign", "assign_add",
-           "assign_sub", "is_variable_initialized", "report_uninitialized_variables"]
+           "assign_sub", "is_variable_initialized", "report_uninitialized_variables",
+           "scatter_update", "scatter_add", "scatter_sub", "scatter_mul", "scatter_div",
+           "scatter_nd_update"]
 
 
 class VariableRef:
@@ -103,15 +106,93 @@ def _infer_update(inputs, attrs):
     return [(ref.dtype, ref.shape)]
 
 
-def _scatter_kernel(sign: int):
+def _divide(a, b):
+    """TF's division: integers truncate toward zero."""
+    if np.issubdtype(np.asarray(a).dtype, np.integer):
+        return (np.abs(a) // np.abs(b) * np.sign(a) * np.sign(b)).astype(np.asarray(a).dtype)
+    return a / b
+
+
+# How each scatter op combines the old rows with the updates (None: replaces them).
+_SCATTER_COMBINE = {"ScatterUpdate": None, "ScatterAdd": np.add, "ScatterSub": np.subtract,
+                    "ScatterMul": np.multiply, "ScatterDiv": _divide}
+
+
+def _check_row_indices(indices: np.ndarray, rows: int) -> None:
+    flat = np.asarray(indices).reshape(-1)
+    bad = np.flatnonzero((flat < 0) | (flat >= rows))
+    if bad.size:
+        raise errors.InvalidArgumentError(
+            None, None, f"indices[{bad[0]}] = {flat[bad[0]]} is not in [0, {rows})")
+
+
+def _scatter_kernel(op_type: str):
+    combine = _SCATTER_COMBINE[op_type]
+
     def kernel(ctx, ref, indices, updates, *, use_locking=False):
         updated = np.array(ctx.read_variable(ref.key, ref.key), copy=True)
-        if indices.size and (indices.min() < 0 or indices.max() >= updated.shape[0]):
-            raise IndexError(f"indices out of range [0, {updated.shape[0]}) for {ref.key}")
-        np.add.at(updated, indices, updates if sign > 0 else -updates)
+        _check_row_indices(indices, updated.shape[0])
+        rows = np.asarray(indices).reshape(-1)
+        values = np.asarray(updates, dtype=updated.dtype).reshape((rows.size,) +
+                                                                 updated.shape[1:])
+        for row, value in zip(rows, values, strict=True):  # in order: duplicates combine
+            updated[row] = value if combine is None else combine(updated[row], value)
         ctx.write_variable(ref.key, updated)
         return updated
+    kernel.__name__ = f"_{op_type}_kernel"
     return kernel
+
+
+def _scatter_nd_update_kernel(ctx, ref, indices, updates, *, use_locking=True):
+    updated = np.array(ctx.read_variable(ref.key, ref.key), copy=True)
+    depth = indices.shape[-1]
+    points = np.asarray(indices).reshape(-1, depth)
+    values = np.asarray(updates, dtype=updated.dtype).reshape(
+        (points.shape[0],) + updated.shape[depth:])
+    for i, (point, value) in enumerate(zip(points, values, strict=True)):
+        if any(not 0 <= p < n for p, n in zip(point, updated.shape, strict=False)):
+            raise errors.InvalidArgumentError(
+                None, None, f"indices[{i}] = [{', '.join(str(int(p)) for p in point)}] does "
+                f"not index into shape [{','.join(str(n) for n in updated.shape)}]")
+        updated[tuple(point)] = value
+    ctx.write_variable(ref.key, updated)
+    return updated
+
+
+def _check_scatter_types(op_type: str, ref: Tensor, indices: Tensor, updates: Tensor) -> None:
+    if indices.dtype not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"Value passed to parameter 'indices' has DataType "
+                        f"{indices.dtype.name} not in list of allowed values: int32, int64")
+    if updates.dtype is not ref.dtype:
+        raise TypeError(f"Input 'updates' of '{op_type}' Op has type {updates.dtype.name} that "
+                        f"does not match type {ref.dtype.name} of argument 'ref'.")
+
+
+def _infer_scatter(op_type: str):
+    def infer(inputs, attrs):
+        ref, indices, updates = inputs
+        _check_scatter_types(op_type, ref, indices, updates)
+        expected = indices.shape.concatenate(ref.shape[1:]) if ref.shape.ndims else \
+            TensorShape(None)
+        if not expected.is_compatible_with(updates.shape):
+            raise ValueError(f"Shapes of updates and indices + ref.shape[1:] must match for "
+                             f"'{op_type}': updates has shape {updates.shape}, indices "
+                             f"{indices.shape} and ref {ref.shape} need {expected}.")
+        return [(ref.dtype, ref.shape)]
+    return infer
+
+
+def _infer_scatter_nd_update(inputs, attrs):
+    ref, indices, updates = inputs
+    _check_scatter_types("ScatterNdUpdate", ref, indices, updates)
+    dims, ref_dims = indices.shape.as_tuple(), ref.shape.as_tuple()
+    if dims is not None and ref_dims is not None and dims and dims[-1] is not None:
+        expected = TensorShape(dims[:-1] + ref_dims[dims[-1]:])
+        if not expected.is_compatible_with(updates.shape):
+            raise ValueError(f"Shapes of updates and indices must match for 'ScatterNdUpdate': "
+                             f"updates has shape {updates.shape}, but indices {indices.shape} "
+                             f"into ref {ref.shape} need {expected}.")
+    return [(ref.dtype, ref.shape)]
 
 
 define_op("Assign", infer=_infer_assign, kernel=_assign_kernel, stateful=True,
@@ -120,16 +201,27 @@ define_op("AssignAdd", infer=_infer_update, kernel=_update_kernel(+1), stateful=
           needs_context=True)
 define_op("AssignSub", infer=_infer_update, kernel=_update_kernel(-1), stateful=True,
           needs_context=True)
-define_op("ScatterAdd", infer=lambda inputs, attrs: [(inputs[0].dtype, inputs[0].shape)],
-          kernel=_scatter_kernel(+1), stateful=True, needs_context=True)
-define_op("ScatterSub", infer=lambda inputs, attrs: [(inputs[0].dtype, inputs[0].shape)],
-          kernel=_scatter_kernel(-1), stateful=True, needs_context=True)
+for _op_type in _SCATTER_COMBINE:
+    define_op(_op_type, infer=_infer_scatter(_op_type), kernel=_scatter_kernel(_op_type),
+              stateful=True, needs_context=True)
+define_op("ScatterNdUpdate", infer=_infer_scatter_nd_update, kernel=_scatter_nd_update_kernel,
+          stateful=True, needs_context=True)
 define_op("IsVariableInitialized", infer=lambda inputs, attrs: [(dtypes.bool, TensorShape([]))],
           kernel=lambda ctx, ref: np.asarray(ctx.is_initialized(ref.key)), stateful=True,
           needs_context=True)
-for _op_type in ("Assign", "AssignAdd", "AssignSub", "ScatterAdd", "ScatterSub",
-                 "IsVariableInitialized"):
+for _op_type in ("Assign", "AssignAdd", "AssignSub", "IsVariableInitialized"):
     NotDifferentiable(_op_type)
+
+
+def _no_scatter_gradient(op, *grads):
+    """TF1 defines no gradient for in-place scatters; asking for one is an error there."""
+    raise LookupError(f"No gradient defined for operation'{op.name}' (op type: {op.type}). "
+                      "In general every operation must have an associated "
+                      "`@tf.RegisterGradient` for correct autodiff, which this op is lacking.")
+
+
+for _op_type in (*_SCATTER_COMBINE, "ScatterNdUpdate"):
+    RegisterGradient(_op_type)(_no_scatter_gradient)
 
 
 class Variable:
@@ -147,14 +239,22 @@ class Variable:
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         trainable = True if trainable is None else trainable
-        graph = get_default_graph()
-        with graph.atomic(), graph.name_scope(name or "Variable") as scope:
+        bodies = _enclosing_bodies()
+        graph, outer_scope = _lifted_scope(bodies)
+        lifted = bool(bodies)
+        with graph.as_default(), graph.atomic(), _lifted(graph, lifted, outer_scope), \
+                graph.name_scope(name or "Variable") as scope:
             if callable(initial_value):
                 with graph.name_scope("Initializer"):
                     initial_value = initial_value()
             value = convert_to_tensor(initial_value, dtype=dtype, name="initial_value")
             if isinstance(value, IndexedSlices):
                 value = convert_to_tensor(value)
+            if value.graph in bodies:
+                raise ValueError(f"Initializer for variable {scope} is from inside a "
+                                 "control-flow construct, such as a loop or conditional. When "
+                                 "creating a variable inside a loop or conditional, use a "
+                                 "lambda as the initializer.")
             static = as_shape(shape) if shape is not None else \
                 (value.shape if validate_shape else TensorShape(None))
             if validate_shape and not static.is_fully_defined():
@@ -282,10 +382,22 @@ class Variable:
                              use_locking=bool(use_locking))
 
     def scatter_add(self, sparse_delta: IndexedSlices, use_locking=False, name=None):
-        return _apply_scatter("ScatterAdd", self, sparse_delta, name)
+        return _apply_scatter("ScatterAdd", self, sparse_delta, use_locking, name)
 
     def scatter_sub(self, sparse_delta: IndexedSlices, use_locking=False, name=None):
-        return _apply_scatter("ScatterSub", self, sparse_delta, name)
+        return _apply_scatter("ScatterSub", self, sparse_delta, use_locking, name)
+
+    def scatter_mul(self, sparse_delta: IndexedSlices, use_locking=False, name=None):
+        return _apply_scatter("ScatterMul", self, sparse_delta, use_locking, name)
+
+    def scatter_div(self, sparse_delta: IndexedSlices, use_locking=False, name=None):
+        return _apply_scatter("ScatterDiv", self, sparse_delta, use_locking, name)
+
+    def scatter_update(self, sparse_delta: IndexedSlices, use_locking=False, name=None):
+        return _apply_scatter("ScatterUpdate", self, sparse_delta, use_locking, name)
+
+    def scatter_nd_update(self, indices, updates, name=None):
+        return scatter_nd_update(self, indices, updates, use_locking=True, name=name)
 
     def load(self, value, session=None) -> None:
         """Writes ``value`` into the variable in ``session`` (default session if None)."""
@@ -311,6 +423,38 @@ class Variable:
     __hash__ = object.__hash__
 
 
+def _enclosing_bodies() -> list:
+    """The function graphs (loop bodies, branches) being built, innermost first."""
+    bodies = []
+    graph = get_default_graph()
+    while graph.outer_graph is not None:
+        bodies.append(graph)
+        graph = graph.outer_graph
+    return bodies
+
+
+def _lifted_scope(bodies: list) -> tuple:
+    """The graph a new variable goes in, and the name scope to create it under there.
+
+    As TF1 does, a variable made inside a loop body, branch or function is lifted out
+    to the outermost graph, named under the scopes in force (``while/inner``).
+    """
+    graph = bodies[-1].outer_graph if bodies else get_default_graph()
+    scopes = [graph.get_name_scope()] + [body.get_name_scope() for body in reversed(bodies)]
+    return graph, "/".join(s for s in scopes if s)
+
+
+@contextlib.contextmanager
+def _lifted(graph, lifted: bool, outer_scope: str):
+    """For a lifted variable: no control dependencies, and the scopes of the body."""
+    if not lifted:
+        yield
+        return
+    with graph.control_dependencies(None), \
+            graph.name_scope(outer_scope + "/" if outer_scope else None):
+        yield
+
+
 def _delegate_operator(name: str):
     def method(self, *args):
         return getattr(self._snapshot, name)(*args)
@@ -327,7 +471,14 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 
 
 def _variable_to_tensor(v: Variable, dtype=None, name=None, as_ref: bool = False) -> Tensor:
-    return v._ref if as_ref else v._snapshot
+    if as_ref:
+        return v._ref
+    graph = get_default_graph()
+    if graph is not v._ref.graph and graph in _enclosing_bodies():
+        # In a loop body or branch the variable is read there, each time it runs (TF1's
+        # reference semantics), not once before the loop.
+        return graph.create_op("ReadVariableOp", (v._ref,), {}, name="read").outputs[0]
+    return v._snapshot
 
 
 register_tensor_conversion_function(Variable, _variable_to_tensor)
@@ -341,21 +492,74 @@ def _ref_of(ref) -> Tensor:
     raise TypeError(f"Expected a gf.Variable (or its reference tensor), got {ref!r}")
 
 
+def _update_graph(target: Tensor):
+    """Where an update of ``target`` goes: the default graph when it is a function body
+    inside the variable's graph (the update then runs with the body, each iteration of
+    a loop), else the variable's own graph."""
+    graph = get_default_graph()
+    enclosing = graph
+    while enclosing is not None:
+        if enclosing is target.graph:
+            return graph
+        enclosing = enclosing.outer_graph
+    return target.graph
+
+
 def _apply_update(op_type: str, ref, value, name, read_value: bool, **attrs):
     target = _ref_of(ref)
-    graph = target.graph
+    graph = _update_graph(target)
     with graph.as_default():
         value_t = convert_to_tensor(value, dtype=target.dtype)
         op = graph.create_op(op_type, (target, value_t), attrs, name=name or op_type)
     return op.outputs[0] if read_value else op
 
 
-def _apply_scatter(op_type: str, ref, sparse_delta: IndexedSlices, name):
+def _apply_scatter(op_type: str, ref, sparse_delta: IndexedSlices, use_locking, name):
     if not isinstance(sparse_delta, IndexedSlices):
         raise TypeError(f"sparse_delta must be an IndexedSlices, got {sparse_delta!r}")
+    return _scatter(op_type, ref, sparse_delta.indices, sparse_delta.values, use_locking, name)
+
+
+def _scatter(op_type: str, ref, indices, updates, use_locking, name) -> Tensor:
+    """Adds an in-place scatter op on variable ``ref``; returns the updated value."""
     target = _ref_of(ref)
-    return target.graph.create_op(op_type, (target, sparse_delta.indices, sparse_delta.values),
-                                  {}, name=name or op_type).outputs[0]
+    graph = _update_graph(target)
+    with graph.as_default(), graph.atomic():
+        indices = convert_to_tensor(indices, name="indices")
+        updates = convert_to_tensor(updates, preferred_dtype=target.dtype, name="updates")
+        op = graph.create_op(op_type, (target, indices, updates),
+                             {"use_locking": bool(use_locking)}, name=name or op_type)
+    return op.outputs[0]
+
+
+def scatter_update(ref, indices, updates, use_locking: bool = True, name=None) -> Tensor:
+    """Sets rows ``indices`` of variable ``ref`` to ``updates`` (the last duplicate wins)."""
+    return _scatter("ScatterUpdate", ref, indices, updates, use_locking, name)
+
+
+def scatter_add(ref, indices, updates, use_locking: bool = False, name=None) -> Tensor:
+    """Adds ``updates`` into rows ``indices`` of variable ``ref`` (duplicates add up)."""
+    return _scatter("ScatterAdd", ref, indices, updates, use_locking, name)
+
+
+def scatter_sub(ref, indices, updates, use_locking: bool = False, name=None) -> Tensor:
+    """Subtracts ``updates`` from rows ``indices`` of variable ``ref``."""
+    return _scatter("ScatterSub", ref, indices, updates, use_locking, name)
+
+
+def scatter_mul(ref, indices, updates, use_locking: bool = False, name=None) -> Tensor:
+    """Multiplies rows ``indices`` of variable ``ref`` by ``updates``."""
+    return _scatter("ScatterMul", ref, indices, updates, use_locking, name)
+
+
+def scatter_div(ref, indices, updates, use_locking: bool = False, name=None) -> Tensor:
+    """Divides rows ``indices`` of variable ``ref`` by ``updates`` (integers truncate)."""
+    return _scatter("ScatterDiv", ref, indices, updates, use_locking, name)
+
+
+def scatter_nd_update(ref, indices, updates, use_locking: bool = True, name=None) -> Tensor:
+    """Sets the elements or slices of variable ``ref`` at N-d ``indices`` to ``updates``."""
+    return _scatter("ScatterNdUpdate", ref, indices, updates, use_locking, name)
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None) -> Tensor:

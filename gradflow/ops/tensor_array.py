@@ -27,13 +27,18 @@ Write, Scatter, Split       CotangentGather(remove): the written slices' gradien
 Read, Gather, Concat        CotangentScatter: the output gradient placed at the indices
 ==========================  ============================================================
 
-Unlike TF1's stateful arrays, ``clear_after_read`` is not enforced (a read consumes
-nothing) and two writes to the same index of one flow, on separate branches, are
-independent values rather than an error.
+As in TF1, with ``clear_after_read`` (the default) an element may be read once per
+run: a second read op (``read``, ``gather``, ``stack``, ``concat``) of the same index
+raises InvalidArgumentError. The same op running again (a loop body, or the recomputed
+forward pass of a gradient) is not a second read. Unlike TF1's stateful arrays, two
+writes to the same index of one flow, on separate branches, are independent values
+rather than an error. Arrays made by ``grad()`` add up repeated writes to an index.
 """
 from __future__ import annotations
 
 from typing import Optional, Sequence
+
+import itertools
 
 import numpy as np
 
@@ -50,6 +55,8 @@ from gradflow.ops.functional import zeros_like_any
 __all__ = ["TensorArray"]
 
 _FLOW_SPEC = (dtypes.variant, TensorShape([]))
+_reader_ids = itertools.count(1)  # tells read ops apart, for clear_after_read
+_array_ids = itertools.count()  # run-time arrays are named <tensor_array_name>_<n>, as TF's
 
 
 # ------------------------------------------------------------------ run-time values
@@ -77,16 +84,34 @@ def _check_consistent(values: list, indices: Sequence[int], dims_of, what: str) 
 class TensorArrayValue:
     """What a TensorArray flow holds at run time. Immutable: writes return new values."""
 
-    __slots__ = ("elements", "dtype", "element_shape", "dynamic_size", "infer_shape", "name")
+    __slots__ = ("elements", "dtype", "element_shape", "dynamic_size", "infer_shape", "name",
+                 "clear_after_read", "aggregate", "reads")
 
     def __init__(self, elements: tuple, dtype: dtypes.DType, element_shape: TensorShape,
-                 dynamic_size: bool, infer_shape: bool, name: str):
+                 dynamic_size: bool, infer_shape: bool, name: str,
+                 clear_after_read: bool = False, aggregate: bool = False,
+                 reads: Optional[dict] = None):
         self.elements = elements
         self.dtype = dtype
         self.element_shape = element_shape
         self.dynamic_size = dynamic_size
         self.infer_shape = infer_shape
         self.name = name
+        self.clear_after_read = clear_after_read
+        self.aggregate = aggregate  # a gradient array: repeated writes add up
+        # index -> the read op that consumed it this run; shared by the values that
+        # later writes derive from this one (the run's one array, as in TF1)
+        self.reads = {} if reads is None else reads
+
+    def consume(self, indices: Sequence[int], reader: int) -> None:
+        """Records a read op of ``indices``; a second reader of an index is an error."""
+        if not self.clear_after_read or not reader:
+            return
+        for index in indices:
+            if self.reads.setdefault(index, reader) != reader:
+                raise self._error(f"Could not read index {index} twice because it was cleared "
+                                  "after a previous read (perhaps try setting "
+                                  "clear_after_read = false?).")
 
     def __len__(self) -> int:
         return len(self.elements)
@@ -103,14 +128,18 @@ class TensorArrayValue:
         elements = list(self.elements)
         shape = self.element_shape
         for index, value in zip(indices, values):
+            value = np.asarray(value, dtype=self.dtype.as_numpy_dtype) \
+                if self.dtype is dtypes.string else value
             self._check_write(index, value, elements, shape)
             if index >= len(elements):
                 elements.extend([None] * (index + 1 - len(elements)))
-            elements[index] = value
+            previous = elements[index]
+            elements[index] = value if previous is None else previous + value
             if self.infer_shape:
                 shape = TensorShape(np.shape(value))
         return TensorArrayValue(tuple(elements), self.dtype, shape, self.dynamic_size,
-                                self.infer_shape, self.name)
+                                self.infer_shape, self.name, self.clear_after_read,
+                                self.aggregate, self.reads)
 
     def _check_write(self, index: int, value, elements: list, shape: TensorShape) -> None:
         size = len(elements)
@@ -128,7 +157,7 @@ class TensorArrayValue:
                               f"with the TensorArray's inferred element shape: "
                               f"{_dims_text(shape.as_tuple())} (consider setting "
                               "infer_shape=False).")
-        if index < size and elements[index] is not None:
+        if index < size and elements[index] is not None and not self.aggregate:
             raise self._error(f"Could not write to TensorArray index {index} because it has "
                               "already been written to.")
 
@@ -250,15 +279,27 @@ def _infer_new(inputs, attrs):
 
 
 def _new_kernel(size, *, dtype, element_shape, dynamic_size, identical_element_shapes,
-                tensor_array_name):
+                tensor_array_name, clear_after_read=False):
     if size < 0:
         raise _invalid(f"Size should be >= 0, got {size}")
     return TensorArrayValue((None,) * int(size), dtype, element_shape, dynamic_size,
-                            identical_element_shapes, tensor_array_name)
+                            identical_element_shapes, f"{tensor_array_name}_{next(_array_ids)}",
+                            clear_after_read)
 
 
 define_op("TensorArrayV3", infer=_infer_new, kernel=_new_kernel)
 NotDifferentiable("TensorArrayV3")
+
+
+def _grad_array_kernel(ta: TensorArrayValue, *, source):
+    """An empty array shaped as ``ta`` whose repeated writes to an index add up."""
+    return TensorArrayValue((None,) * len(ta), ta.dtype, ta.element_shape, ta.dynamic_size,
+                            ta.infer_shape, f"{ta.name}@{source}", aggregate=True)
+
+
+define_op("TensorArrayGradV3", infer=lambda inputs, attrs: [_FLOW_SPEC],
+          kernel=_grad_array_kernel)
+NotDifferentiable("TensorArrayGradV3")
 
 
 # ------------------------------------------------------------------------ writes
@@ -355,9 +396,12 @@ def _infer_read(inputs, attrs):
     return [(attrs["dtype"], attrs["element_shape"])]
 
 
-define_op("TensorArrayReadV3", infer=_infer_read,
-          kernel=lambda ta, index, *, dtype, element_shape: ta.element(int(index),
-                                                                       element_shape))
+def _read_kernel(ta: TensorArrayValue, index, *, dtype, element_shape, reader=0):
+    ta.consume([int(index)], reader)
+    return ta.element(int(index), element_shape)
+
+
+define_op("TensorArrayReadV3", infer=_infer_read, kernel=_read_kernel)
 
 
 @RegisterGradient("TensorArrayReadV3")
@@ -378,9 +422,14 @@ def _infer_gather(inputs, attrs):
     return [(attrs["dtype"], shape)]
 
 
+def _gather_kernel(ta: TensorArrayValue, indices, *, dtype, element_shape, reader=0):
+    indices = [int(i) for i in indices]
+    ta.consume(indices, reader)
+    return ta.gathered(indices, element_shape)
+
+
 define_op("TensorArrayGatherV3", infer=_infer_gather,
-          kernel=lambda ta, indices, *, dtype, element_shape: ta.gathered(
-              [int(i) for i in indices], element_shape))  # gradient: Read's, above
+          kernel=_gather_kernel)  # gradient: Read's, above
 
 
 def _infer_concat(inputs, attrs):
@@ -389,9 +438,12 @@ def _infer_concat(inputs, attrs):
     return [(attrs["dtype"], shape), (dtypes.int64, TensorShape([None]))]
 
 
-define_op("TensorArrayConcatV3", infer=_infer_concat,
-          kernel=lambda ta, *, dtype, element_shape_except0: ta.concatenated(
-              element_shape_except0))
+def _concat_kernel(ta: TensorArrayValue, *, dtype, element_shape_except0, reader=0):
+    ta.consume(range(len(ta)), reader)
+    return ta.concatenated(element_shape_except0)
+
+
+define_op("TensorArrayConcatV3", infer=_infer_concat, kernel=_concat_kernel)
 
 
 @RegisterGradient("TensorArrayConcatV3")
@@ -572,10 +624,12 @@ class TensorArray:
 
     Gradients flow through every operation: ``gf.gradients`` differentiates through
     writes, reads, stacking, splitting and ``while_loop``s carrying TensorArrays, to any
-    order. There is no ``grad()`` method; gradient arrays are internal.
+    order. ``grad(source)`` makes TF1's gradient array: empty, of this one's size and
+    element shape, adding up repeated writes to an index.
 
-    ``clear_after_read`` and ``colocate_with_first_write_call`` are accepted for TF1
-    compatibility and have no effect: reads consume nothing here.
+    With ``clear_after_read`` (the default) each element may be read by one read op
+    per run, as in TF1. ``colocate_with_first_write_call`` has no effect: a functional
+    array has no separate handle to place.
     """
 
     def __init__(self, dtype, size=None, dynamic_size: Optional[bool] = None,
@@ -601,7 +655,8 @@ class TensorArray:
             self._flow = apply_op(  # named exactly as the scope, like TF1's TensorArray op
                 "TensorArrayV3", [size_t], name=scope, dtype=dtype, element_shape=shape,
                 dynamic_size=bool(dynamic_size), identical_element_shapes=infer_shape,
-                tensor_array_name=tensor_array_name or scope[:-1])
+                tensor_array_name=tensor_array_name or scope[:-1],
+                clear_after_read=clear_after_read is None or bool(clear_after_read))
 
     @classmethod
     def _wrap(cls, shared: _Shared, flow: Tensor) -> "TensorArray":
@@ -647,6 +702,26 @@ class TensorArray:
     def identity(self) -> "TensorArray":
         """A TensorArray whose flow is an ``identity`` of this one's."""
         return self.with_flow(array.identity(self._flow))
+
+    def grad(self, source: str, flow: Optional[Tensor] = None,
+             name: Optional[str] = None) -> "TensorArray":
+        """TF1's gradient array for ``source``: empty, sized as this array at ``flow``.
+
+        Writes to one index add up (gradients of several reads of an element).
+        """
+        if not isinstance(source, str):
+            raise TypeError(f"source must be a string, got {source!r}")
+        flow = self._flow if flow is None else flow
+        _check_flow_tensor(flow)
+        with get_default_graph().name_scope(name or "TensorArrayGrad"):
+            grad_flow = apply_op("TensorArrayGradV3", [flow], name="TensorArrayGradV3",
+                                 source=source)
+        shared = self._shared
+        return TensorArray._wrap(_Shared(shared.dtype, shared.dynamic_size, shared.infer_shape,
+                                         shared.element_shape, shared.size), grad_flow)
+
+    def mark_used(self) -> None:
+        """TF1 marks an array as used to silence its unused-array warning; none is given."""
 
     def _value_tensor(self, value, what: str) -> Tensor:
         tensor = convert_to_tensor(value, preferred_dtype=self.dtype, name=what)
@@ -721,7 +796,7 @@ class TensorArray:
         index = convert_to_tensor(index, dtype=dtypes.int32, name="index")
         return apply_op("TensorArrayReadV3", [self._flow, index],
                         name=name or "TensorArrayReadV3", dtype=self.dtype,
-                        element_shape=self.element_shape)
+                        element_shape=self.element_shape, reader=next(_reader_ids))
 
     def gather(self, indices, element_shape=None, name: Optional[str] = None) -> Tensor:
         """The elements at ``indices`` stacked into one tensor."""
@@ -729,7 +804,8 @@ class TensorArray:
             indices = convert_to_tensor(indices, dtype=dtypes.int32, name="indices")
             shape = self.element_shape if element_shape is None else as_shape(element_shape)
             return apply_op("TensorArrayGatherV3", [self._flow, indices],
-                            name="TensorArrayGatherV3", dtype=self.dtype, element_shape=shape)
+                            name="TensorArrayGatherV3", dtype=self.dtype, element_shape=shape,
+                            reader=next(_reader_ids))
 
     def stack(self, name: Optional[str] = None) -> Tensor:
         """All elements stacked into one tensor of shape ``[size] + element_shape``."""
@@ -753,7 +829,10 @@ class TensorArray:
         except0 = TensorShape(None) if dims is None else TensorShape(dims[1:])
         value, _ = apply_op("TensorArrayConcatV3", [self._flow],
                             name=name or "TensorArrayConcatV3", dtype=self.dtype,
-                            element_shape_except0=except0)
+                            element_shape_except0=except0, reader=next(_reader_ids))
+        size = self._static_size()
+        if size is not None and dims is not None and dims and dims[0] is not None:
+            value.set_shape(TensorShape([size * dims[0]]).concatenate(except0))
         return value
 
     def size(self, name: Optional[str] = None) -> Tensor:
@@ -781,12 +860,11 @@ def _check_wrap_arguments(size, dynamic_size, clear_after_read, tensor_array_nam
 
 
 def _split_element_shape(value: Tensor, lengths: Tensor) -> TensorShape:
-    """Pieces of equal static length have shape [length] + value.shape[1:]."""
+    """Pieces of equal, statically known length have shape [length] + value.shape[1:];
+    otherwise nothing is known about them (as TF1 infers)."""
     dims = value.shape.as_tuple()
-    if dims is None:
-        return TensorShape(None)
     known = constant_value(lengths)
-    first = None
-    if known is not None and known.size and (known == known.reshape(-1)[0]).all():
-        first = int(known.reshape(-1)[0])
-    return TensorShape((first,) + dims[1:])
+    if dims is None or known is None or not known.size or \
+            not (known == known.reshape(-1)[0]).all():
+        return TensorShape(None)
+    return TensorShape((int(known.reshape(-1)[0]),) + dims[1:])

@@ -322,7 +322,9 @@ def required_ops(fetch_tensors: Sequence[Tensor], target_ops: Sequence[Operation
         for t in op._inputs:
             if t not in fed and t._op not in needed:
                 stack.append(t._op)
-        stack.extend(c for c in op._control_inputs if c not in needed)
+        # a control input whose outputs are all fed counts as run (a fed placeholder)
+        stack.extend(c for c in op._control_inputs if c not in needed
+                     and not (c._outputs and all(t in fed for t in c._outputs)))
     return sorted(needed, key=_op_id)
 
 

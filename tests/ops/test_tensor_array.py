@@ -18,7 +18,7 @@ def f64(values):
 
 # ---------------------------------------------------------------------- forward
 def test_write_read_stack_size_and_properties():
-    ta = TensorArray(gf.float32, size=3)
+    ta = TensorArray(gf.float32, size=3, clear_after_read=False)  # index 0 read twice
     assert ta.dtype is gf.float32 and ta.flow.dtype is gf.variant and ta.handle is ta.flow
     assert ta.flow.shape.as_list() == [] and not ta.dynamic_size
     assert ta.element_shape.ndims is None
@@ -33,7 +33,7 @@ def test_write_read_stack_size_and_properties():
 
 
 def test_writes_make_new_values_and_leave_the_old_ones_alone():
-    ta = TensorArray(gf.float64, size=2).write(0, 1.0)
+    ta = TensorArray(gf.float64, size=2, clear_after_read=False).write(0, 1.0)
     left, right = ta.write(1, 2.0), ta.write(1, 3.0)
     a, b, c = run([left.stack(), right.stack(), ta.size()])
     assert a.tolist() == [1, 2] and b.tolist() == [1, 3] and c == 2
@@ -53,7 +53,7 @@ def test_unstack_gather_scatter():
 
 
 def test_concat_and_split_with_ragged_elements():
-    ta = TensorArray(gf.float32, size=3, infer_shape=False)
+    ta = TensorArray(gf.float32, size=3, infer_shape=False, clear_after_read=False)
     ta = ta.split(np.arange(10.0, dtype=np.float32).reshape(5, 2), [2, 0, 3])
     concat = ta.concat()
     assert concat.shape.ndims is None  # infer_shape=False: nothing known about elements
@@ -222,7 +222,8 @@ X3 = np.array([0.3, -1.2, 0.8])
 
 def test_gradient_write_read_and_stack():
     def build(x):
-        ta = TensorArray(gf.float64, size=3).write(0, gf.sin(x)).write(2, x * x)
+        ta = TensorArray(gf.float64, size=3, clear_after_read=False).write(0, gf.sin(x)) \
+            .write(2, x * x)
         return ta.stack() * ta.read(0)[0] + ta.read(2)  # index 0 read twice: summed
 
     assert gradient_error(build, [X3]) < 1e-7
@@ -272,7 +273,7 @@ def test_gradient_through_loop_writing_an_array():
 
 def test_gradient_through_loop_reading_an_array():
     def build(x):
-        source = TensorArray(gf.float64, size=3).unstack(x)
+        source = TensorArray(gf.float64, size=3, clear_after_read=False).unstack(x)
 
         def body(i, total):
             return i + 1, total * source.read(i) + source.read(i)
