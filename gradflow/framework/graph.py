@@ -869,6 +869,14 @@ class _GradientScope:
         return False
 
 
+def _check_op_name(name: str) -> None:
+    if name not in _valid_names:
+        if not _VALID_OP_NAME.match(name):
+            raise ValueError(f"'{name}' is not a valid node name")
+        if len(_valid_names) < 100_000:
+            _valid_names.add(name)
+
+
 def name_text(name, argument: str) -> str:
     """``name`` as a str (bytes decoded as TF1 does); TypeError naming ``argument`` else.
 
@@ -880,14 +888,6 @@ def name_text(name, argument: str) -> str:
         return name.decode("utf-8")
     raise TypeError(f"`{argument}` must be a string, got {name!r}: expected string or "
                     f"bytes-like object, got '{type(name).__name__}'")
-
-
-def _check_op_name(name: str) -> None:
-    if name not in _valid_names:
-        if not _VALID_OP_NAME.match(name):
-            raise ValueError(f"'{name}' is not a valid node name")
-        if len(_valid_names) < 100_000:
-            _valid_names.add(name)
 
 
 def merge_device(outer: str, inner: str) -> str:
