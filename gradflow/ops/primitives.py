@@ -99,9 +99,12 @@ def shape_tensor(shape_like, name: str = "shape") -> Tensor:
     if isinstance(shape_like, (list, tuple)) and any(isinstance(d, Tensor) for d in shape_like):
         return _stacked_ints(shape_like, name)
     values = np.asarray(shape_like)
-    if values.dtype.kind == "O":  # ints beyond 64 bits, None, ...: no integer dtype
-        raise TypeError(f"Failed to convert elements of {shape_like!r} to Tensor. Consider "
-                        "casting elements to a supported type.")
+    if values.dtype.kind == "O":  # Dimensions, or ints beyond 64 bits, None, ...
+        try:
+            values = np.asarray(shape_like, dtype=np.int64)
+        except (OverflowError, TypeError, ValueError) as err:
+            raise TypeError(f"Failed to convert elements of {shape_like!r} to Tensor. "
+                            "Consider casting elements to a supported type.") from err
     wide = values.dtype.kind in "iu" and values.size and np.abs(values).max() >= 2 ** 31
     return constant(values.reshape(-1), dtype=dtypes.int64 if wide else dtypes.int32, name=name)
 

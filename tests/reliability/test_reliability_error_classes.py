@@ -248,6 +248,13 @@ def test_large_python_ints_take_tf_dtypes_and_keep_their_values(sess):
     assert sess.run(gf.range(2 ** 40, 2 ** 40 + 3)).dtype == np.int64
 
 
+def test_shapes_given_as_dimensions_still_build():
+    dims = gf.placeholder(gf.float32, [3, 2]).shape.dims
+    for build in (gf.zeros, gf.random_uniform, gf.random_normal):
+        assert build(dims).shape.as_list() == [3, 2]
+        assert build(list(dims)).shape.as_list() == [3, 2]
+
+
 def test_valid_permutations_still_fold_and_run(sess):
     assert gf.invert_permutation([2, 0, 1]).op.type == "Const"
     p = gf.placeholder(gf.int64)
