@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from typing import Callable
 
 from gradflow.framework.constant import convert_to_tensor
@@ -126,7 +127,10 @@ def recompute_grad(f: Callable) -> Callable:
 
 
 def _trace(f: Callable, xs: list[Tensor], graph) -> Function:
-    body = FuncGraph(f"recompute_{getattr(f, '__name__', 'f')}", graph)
+    # '<lambda>', 'f.<locals>.g', ...: only name characters, as the names of the call's
+    # ops (and its gradient's, "<name>_grad") derive from it
+    label = re.sub(r"[^A-Za-z0-9_.]", "_", getattr(f, "__name__", "f"))
+    body = FuncGraph(f"recompute_{label}", graph)
     with body.as_default():
         args = [body.add_input(x.dtype, x.shape, name=f"arg{i}") for i, x in enumerate(xs)]
         result = f(*args)

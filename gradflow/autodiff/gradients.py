@@ -77,7 +77,8 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
             grad_ys = _grad_ys_list(grad_ys, ys)
             stop = _as_tensor_list(stop_gradients, "stop_gradients") \
                 if stop_gradients is not None else []
-            _check_one_graph(graph, ys + xs + stop + [g for g in grad_ys if isinstance(g, Tensor)])
+            check_one_graph(graph, {"ys": ys, "xs": xs, "grad_ys": grad_ys,
+                                    "stop_gradients": stop})
             with graph.name_scope(name or "gradients") as scope:
                 seeds = _seed_gradients(ys, grad_ys, colocate_gradients_with_ops)
                 backward = _BackwardPass(graph, ys, xs, stop, method,
@@ -110,17 +111,29 @@ def _as_tensor_list(values, what: str, as_ref: bool = False) -> list[Tensor]:
     return tensors
 
 
-def _check_one_graph(graph: Graph, tensors: list[Tensor]) -> None:
-    """Every tensor must live in ``graph`` or in a graph enclosing it (a capture)."""
+def check_one_graph(graph: Graph, arguments: dict) -> None:
+    """Every tensor of ``arguments`` (name -> list) must share the first one's graph, or
+    live in ``graph`` or a graph enclosing it (a capture). The error names the offending
+    argument and index, the tensor it was compared with, and both graphs."""
     allowed = set()
-    while graph is not None:
-        allowed.add(graph)
-        graph = graph.outer_graph
-    for t in tensors:
-        if t.graph not in allowed:
-            raise ValueError(f"Tensor {t.name} must be from the same graph as Tensor "
-                             f"{tensors[0].name} (ys, xs, grad_ys and stop_gradients of one "
-                             "gradients call share a graph)")
+    enclosing = graph
+    while enclosing is not None:
+        allowed.add(enclosing)
+        enclosing = enclosing.outer_graph
+    labelled = [(f"{what}[{i}]", t) for what, values in arguments.items()
+                for i, t in enumerate(values) if isinstance(getattr(t, "graph", None), Graph)]
+    if all(t.graph in allowed for _, t in labelled):
+        return
+    ref_label, ref = labelled[0]
+    label, t = next(((lb, x) for lb, x in labelled if x.graph is not ref.graph
+                     and not (x.graph in allowed and ref.graph in allowed)), (ref_label, ref))
+    if t is ref:  # all in one graph, but not one this call may use
+        other, where = "this call's graph", f"{label} is in {t.graph!r}, the call in {graph!r}"
+    else:
+        other, where = f"Tensor {ref.name}", (f"{label} is in {t.graph!r}, {ref_label} in "
+                                              f"{ref.graph!r}")
+    raise ValueError(f"Tensor {t.name} must be from the same graph as {other} ({where}; the "
+                     f"{', '.join(arguments)} of one call share a graph)")
 
 
 def _check_not_through_loop_inputs(graph: Graph, ys: list[Tensor], xs: list[Tensor],

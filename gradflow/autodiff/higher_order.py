@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradflow.autodiff.gradients import gradients
+from gradflow.autodiff.gradients import check_one_graph, gradients
 from gradflow.autodiff.vectorize import NotVectorizable, vectorize
 from gradflow.framework.constant import constant, convert_to_tensor
 from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.ops import array, math
+from gradflow.ops.common import graph_for
 from gradflow.ops.functional import while_loop
 from gradflow.ops.tensor_array import TensorArray
 
@@ -94,6 +95,8 @@ def hessians(ys, xs, name: str = "hessians", colocate_gradients_with_ops: bool =
     ``hessians(x, x)``) raises ``ValueError("None values not supported.")``.
     """
     xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    ys_list = list(ys) if isinstance(ys, (list, tuple)) else [ys]
+    check_one_graph(graph_for(ys_list + xs), {"ys": ys_list, "xs": xs})
     kwargs = dict(colocate_gradients_with_ops=colocate_gradients_with_ops,
                   gate_gradients=gate_gradients, aggregation_method=aggregation_method)
     graph = get_default_graph()

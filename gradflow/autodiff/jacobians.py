@@ -10,12 +10,13 @@
 """
 from __future__ import annotations
 
-from gradflow.autodiff.gradients import gradients
+from gradflow.autodiff.gradients import check_one_graph, gradients
 from gradflow.autodiff.higher_order import stacked_rows
 from gradflow.framework import dtypes
 from gradflow.framework.constant import constant, convert_to_tensor
 from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.ops import array, math
+from gradflow.ops.common import graph_for
 
 __all__ = ["jacobian", "batch_jacobian", "jvp"]
 
@@ -26,6 +27,7 @@ def _as_list(values) -> list:
 
 def jacobian(y, x, name: str = "jacobian"):
     """d y / d x shaped ``y.shape + x.shape`` (a list of them if ``x`` is a list)."""
+    check_one_graph(graph_for([y] + _as_list(x)), {"y": [y], "x": _as_list(x)})
     y = convert_to_tensor(y)
     graph = get_default_graph()
     results = []
@@ -45,6 +47,7 @@ def batch_jacobian(y, x, name: str = "batch_jacobian") -> Tensor:
     One backward pass per element of an example serves the whole batch; the passes
     are vectorised when the graph allows, else run by a graph loop.
     """
+    check_one_graph(graph_for([y, x]), {"y": [y], "x": [x]})
     y, x = convert_to_tensor(y), convert_to_tensor(x)
     if not y.shape.ndims or not x.shape.ndims:
         raise ValueError(f"batch_jacobian needs a batch dimension: y {y.name} has shape "

@@ -20,6 +20,7 @@ __all__ = ["constant", "convert_to_tensor", "convert_n_to_tensor", "constant_val
            "make_ndarray", "FOLD_LIMIT", "foldable"]
 
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+_INT64_MIN, _UINT64_END = -(2 ** 63), 2 ** 64
 
 
 def _infer_const(inputs, attrs):
@@ -40,8 +41,13 @@ define_op("Const", infer=_infer_const, kernel=_const_kernel)
 NotDifferentiable("Const")
 
 
-def _python_value_dtype(value) -> dtypes.DType:
-    """The TF1 default dtype for a (nested) Python value."""
+def _python_value_dtype(value, strict: bool = True) -> dtypes.DType:
+    """The TF1 default dtype for a (nested) Python value.
+
+    Integers take the narrowest of int32, int64 and (beyond int64, alone) uint64, as TF
+    infers; one no 64-bit type holds is a TypeError when ``strict`` (no dtype was asked
+    for), else it counts as int64 and the requested dtype decides.
+    """
     kinds = set()
     stack = [value]
     while stack:
@@ -51,7 +57,7 @@ def _python_value_dtype(value) -> dtypes.DType:
         elif isinstance(item, (bool, np.bool_)):
             kinds.add("bool")
         elif isinstance(item, numbers.Integral):
-            kinds.add("int64" if not _INT32_MIN <= int(item) <= _INT32_MAX else "int32")
+            kinds.add(_int_kind(int(item), value, strict))
         elif isinstance(item, numbers.Real):
             kinds.add("float")
         elif isinstance(item, numbers.Complex):
@@ -66,12 +72,48 @@ def _python_value_dtype(value) -> dtypes.DType:
         else:
             raise TypeError(f"Failed to convert object of type {type(item).__name__} to "
                             f"Tensor. Contents: {value!r}.")
+    if "uint64" in kinds and kinds & {"int64", "int32", "bool"}:
+        kinds.add("float")  # TF: a uint64-only value beside other integers is float32
     for kind, dtype in (("string", dtypes.string), ("complex", dtypes.complex128),
-                        ("float", dtypes.float32), ("int64", dtypes.int64),
-                        ("int32", dtypes.int32), ("bool", dtypes.bool)):
+                        ("float", dtypes.float32), ("uint64", dtypes.uint64),
+                        ("int64", dtypes.int64), ("int32", dtypes.int32),
+                        ("bool", dtypes.bool)):
         if kind in kinds:
             return dtype
     return dtypes.float32  # an empty list
+
+
+def _int_kind(number: int, value, strict: bool) -> str:
+    if _INT32_MIN <= number <= _INT32_MAX:
+        return "int32"
+    if _INT64_MIN <= number < -_INT64_MIN:
+        return "int64"
+    if -_INT64_MIN <= number < _UINT64_END:
+        return "uint64"
+    if not strict:
+        return "int64"
+    raise TypeError(f"Failed to convert elements of {value!r} to Tensor. Consider casting "
+                    f"elements to a supported type: {number} is beyond every 64-bit "
+                    "integer dtype.")
+
+
+def _first_inexact(value, target: dtypes.DType):
+    """The first scalar of a (nested) Python ``value`` that ``target`` cannot hold."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+            continue
+        try:
+            with np.errstate(invalid="ignore", over="ignore"):
+                converted = np.asarray(item, dtype=target.as_numpy_dtype)
+            if bool(np.all(converted == np.asarray(item))):
+                continue
+        except (OverflowError, TypeError, ValueError):
+            pass
+        return item
+    return value
 
 
 def make_ndarray(value, dtype: Optional[dtypes.DType] = None) -> np.ndarray:
@@ -79,19 +121,26 @@ def make_ndarray(value, dtype: Optional[dtypes.DType] = None) -> np.ndarray:
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         source_dtype = dtypes.as_dtype(value.dtype)
     else:
-        source_dtype = _python_value_dtype(value)
+        source_dtype = _python_value_dtype(value, strict=dtype is None)
     target = source_dtype if dtype is None else dtypes.as_dtype(dtype)
     if target is dtypes.string:
         return np.asarray(value, dtype=object)
     try:
-        array = np.asarray(value, dtype=target.as_numpy_dtype)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"Expected {target.name}, got {value!r} of type "
-                        f"'{type(value).__name__}' instead.") from err
+        with np.errstate(invalid="ignore", over="ignore"):
+            array = np.asarray(value, dtype=target.as_numpy_dtype)
+    except (OverflowError, TypeError, ValueError) as err:
+        raise _not_representable(value, target) from err
     if target is not source_dtype and not is_exact_conversion(value, array, source_dtype, target):
-        raise TypeError(f"Expected {target.name}, got {value!r} of type "
-                        f"'{type(value).__name__}' instead.")
+        raise _not_representable(value, target)
     return array
+
+
+def _not_representable(value, target: dtypes.DType) -> TypeError:
+    """TF's error for a value ``target`` cannot hold, naming the offending element."""
+    if not isinstance(value, (np.ndarray, np.generic)):
+        value = _first_inexact(value, target)
+    return TypeError(f"Expected {target.name}, but got {value!r} of type "
+                     f"'{type(value).__name__}'.")
 
 
 def is_exact_conversion(value, array: np.ndarray, source: dtypes.DType,

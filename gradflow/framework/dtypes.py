@@ -145,7 +145,7 @@ def as_dtype(type_value) -> DType:
         return int64
     elif type_value is builtins.bool:
         return bool
-    else:
+    elif type_value is not None:  # NumPy would read None as float64; TF refuses it
         try:
             np_dtype = np.dtype(type_value)
         except TypeError:
@@ -156,4 +156,5 @@ def as_dtype(type_value) -> DType:
             found = _BY_NUMPY.get(np_dtype)
             if found is not None:
                 return found
-    raise TypeError(f"Cannot convert value {type_value!r} to a gradflow DType.")
+    raise TypeError(f"Cannot convert the argument `type_value`: {type_value!r} to a gradflow "
+                    "DType.")

@@ -466,6 +466,8 @@ class Graph:
                          "created; it belongs to another graph.")
 
     def _unique_op_name(self, name: str, state: _ScopeState) -> str:
+        if type(name) is not str:
+            name = name_text(name, "name")
         if name.endswith("/"):  # a scope name taken as the op's exact name (TF1 rule)
             return self._exact_op_name(name[:-1])
         _check_op_name(name)
@@ -505,6 +507,7 @@ class Graph:
 
     def unique_name(self, name: str, mark_as_used: bool = True) -> str:
         """``name`` under the current name scope, suffixed ``_N`` if already taken."""
+        name = name_text(name, "name")
         state = self._scope_state()
         full = state.name_stack + name if state.name_stack else name
         if mark_as_used:
@@ -660,7 +663,7 @@ class Graph:
         previous = state.name_stack
         if not name:
             scope = ""
-        elif name.endswith("/"):
+        elif (name := name_text(name, "name")).endswith("/"):
             if not _VALID_SCOPE_NAME.match(name):
                 raise ValueError(f"'{name}' is not a valid scope name")
             scope = name
@@ -914,6 +917,19 @@ def _check_op_name(name: str) -> None:
             _valid_names.add(name)
 
 
+def name_text(name, argument: str) -> str:
+    """``name`` as a str (bytes decoded as TF1 does); TypeError naming ``argument`` else.
+
+    Every name entering a graph (op names, scope names, unique names) passes here, so a
+    non-string ``name=`` to any constructor fails with the same clear error."""
+    if isinstance(name, str):
+        return name
+    if isinstance(name, bytes):
+        return name.decode("utf-8")
+    raise TypeError(f"`{argument}` must be a string, got {name!r}: expected string or "
+                    f"bytes-like object, got '{type(name).__name__}'")
+
+
 def merge_device(outer, inner) -> str:
     """Merges device names (strings or DeviceSpecs) as TF1: set ``inner`` fields win."""
     return device_spec.merge_device(outer, inner)
@@ -980,6 +996,9 @@ def op_scope_graph(values) -> Graph:
 def name_scope(name: Optional[str], default_name: Optional[str] = None,
                values=None) -> Iterator[str]:
     """TF1's ``tf.name_scope(name, default_name=None, values=None)``."""
+    if default_name is not None and not isinstance(default_name, (str, bytes)):
+        raise TypeError(f"`default_name` type ({type(default_name)}) is not a string type. "
+                        "You likely meant to pass this into the `values` kwarg.")
     if name is None:
         name = default_name
     graph = op_scope_graph(values) if values else get_default_graph()

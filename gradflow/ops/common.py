@@ -6,14 +6,15 @@ from typing import Callable, Optional, Sequence, Union
 import numpy as np
 
 from gradflow.framework import dtypes
-from gradflow.framework.constant import constant_value, convert_to_tensor
+from gradflow.framework.constant import constant_value, convert_to_tensor, make_ndarray
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.tensor_shape import TensorShape
 
 __all__ = ["apply_op", "graph_for", "as_tensor", "binary_operands", "broadcast_shape",
            "same_as_input", "static_ints", "static_axes", "STATIC_LIST_LIMIT", "check_same_dtype",
-           "check_dtype_in", "FLOATING", "NUMERIC", "REAL_NUMERIC", "TRAINABLE"]
+           "check_dtype_in", "check_python_operand", "FLOATING", "NUMERIC", "REAL_NUMERIC",
+           "TRAINABLE"]
 
 FLOATING = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 TRAINABLE = FLOATING + (dtypes.complex64, dtypes.complex128)
@@ -78,6 +79,19 @@ def check_same_dtype(x: Tensor, y: Tensor, op_name: str) -> None:
         raise TypeError(f"Input 'y' of '{op_name}' Op has type {y.dtype.name} that does not "
                         f"match type {x.dtype.name} of argument 'x'. (x: {x.name}, "
                         f"y: {y.name}; cast one with gf.cast)")
+
+
+def check_python_operand(value, dtype: dtypes.DType, arg: str, op_type: str) -> None:
+    """TF's TypeError naming ``arg`` when a Python number given for it does not fit
+    ``dtype`` (checked before anything is built; tensors are checked by inference)."""
+    if not isinstance(value, (int, float, complex, np.number)):
+        return
+    try:
+        make_ndarray(value, dtype)
+    except TypeError as err:
+        raise TypeError(f"Expected {dtype.name} passed to parameter '{arg}' of op '{op_type}', "
+                        f"got {value!r} of type '{type(value).__name__}' instead. Error: {err}"
+                        ) from None
 
 
 def check_dtype_in(t: Tensor, allowed: Sequence[dtypes.DType], op_name: str,

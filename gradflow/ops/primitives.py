@@ -17,7 +17,7 @@ import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import (constant, constant_value, convert_to_tensor, foldable,
-                                         register_static_value)
+                                         make_ndarray, register_static_value)
 from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.framework.registry import (NotDifferentiable, RegisterGradient, define_op,
                                          gradient_needed)
@@ -99,6 +99,12 @@ def shape_tensor(shape_like, name: str = "shape") -> Tensor:
     if isinstance(shape_like, (list, tuple)) and any(isinstance(d, Tensor) for d in shape_like):
         return _stacked_ints(shape_like, name)
     values = np.asarray(shape_like)
+    if values.dtype.kind == "O":  # Dimensions, or ints beyond 64 bits, None, ...
+        try:
+            values = np.asarray(shape_like, dtype=np.int64)
+        except (OverflowError, TypeError, ValueError) as err:
+            raise TypeError(f"Failed to convert elements of {shape_like!r} to Tensor. "
+                            "Consider casting elements to a supported type.") from err
     wide = values.dtype.kind in "iu" and values.size and np.abs(values).max() >= 2 ** 31
     return constant(values.reshape(-1), dtype=dtypes.int64 if wide else dtypes.int32, name=name)
 
@@ -522,7 +528,13 @@ def _infer_cast(inputs, attrs):
     return [(attrs["DstT"], inputs[0].shape)]
 
 
+_C_NAMES = {dtypes.float16: "half", dtypes.float32: "float", dtypes.float64: "double"}
+
+
 def _cast_kernel(x, *, SrcT, DstT, Truncate=False):  # noqa: N803 - TF attr names
+    if (SrcT is dtypes.string) != (DstT is dtypes.string):  # TF has no such kernel either
+        raise errors.UnimplementedError(None, None, f"Cast {_C_NAMES.get(SrcT, SrcT.name)} to "
+                                        f"{_C_NAMES.get(DstT, DstT.name)} is not supported")
     if x.dtype.kind == "c" and not DstT.is_complex:
         x = x.real
     return x.astype(DstT.as_numpy_dtype, copy=False)
@@ -753,13 +765,29 @@ def _infer_range(inputs, attrs):
     start, limit, delta = (constant_value(t) for t in inputs)
     if start is None or limit is None or delta is None:
         return [(inputs[0].dtype, TensorShape([None]))]
-    if delta == 0:
-        raise ValueError("range requires delta != 0")
+    fault = _range_fault(start, limit, delta)
+    if fault is not None:
+        raise ValueError(f"{fault} for node Range with computed inputs start = {start}, "
+                         f"limit = {limit}, delta = {delta}")
     count = builtins.max(0, int(np.ceil((limit - start) / delta)))
     return [(inputs[0].dtype, TensorShape([count]))]
 
 
+def _range_fault(start, limit, delta) -> Optional[str]:
+    """TF's message for bounds that make no range, else None."""
+    if delta == 0:
+        return f"Requires delta != 0: {delta}"
+    if delta > 0 and start > limit:
+        return f"Requires start <= limit when delta > 0: {start}/{limit}"
+    if delta < 0 and start < limit:
+        return f"Requires start >= limit when delta < 0: {start}/{limit}"
+    return None
+
+
 def _range_kernel(start, limit, delta):
+    fault = _range_fault(start, limit, delta)
+    if fault is not None:
+        raise errors.InvalidArgumentError(None, None, fault)
     return np.arange(start, limit, delta, dtype=start.dtype)
 
 
@@ -777,6 +805,11 @@ def _range_static(op):
     return None if any(b is None for b in bounds) else _range_kernel(*bounds)
 
 
+def _range_int_dtype(value) -> dtypes.DType:
+    """int32 for a bound int32 holds, else int64 (TF infers int64 for large ints)."""
+    return dtypes.int32 if make_ndarray(value).dtype == np.int32 else dtypes.int64
+
+
 def range(start, limit=None, delta=1, dtype=None, name: str = "range") -> Tensor:  # noqa: A001
     """Numbers from ``start`` (default 0) up to ``limit`` by ``delta``, like Python's range."""
     if limit is None:
@@ -785,7 +818,7 @@ def range(start, limit=None, delta=1, dtype=None, name: str = "range") -> Tensor
     tensors = [v for v in values if isinstance(v, Tensor)]
     if dtype is None:
         candidates = [t.dtype for t in tensors] + [
-            dtypes.float32 if isinstance(v, float) else dtypes.int32
+            dtypes.float32 if isinstance(v, float) else _range_int_dtype(v)
             for v in values if not isinstance(v, Tensor)]
         order = [dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64]
         dtype = builtins.max(candidates, key=order.index)

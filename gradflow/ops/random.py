@@ -17,13 +17,13 @@ from typing import Callable, Optional
 import numpy as np
 
 from gradflow.framework import dtypes, errors
-from gradflow.framework.constant import constant
 from gradflow.framework.graph import Tensor, get_default_graph, name_scope
 from gradflow.framework.registry import NotDifferentiable, define_op
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
 from gradflow.ops.common import FLOATING, apply_op, as_tensor, check_dtype_in, static_ints
+from gradflow.ops.primitives import shape_tensor
 
 __all__ = ["random_uniform", "random_normal", "truncated_normal", "random_shuffle",
            "set_random_seed", "get_seed"]
@@ -167,7 +167,7 @@ def _shape_tensor(shape) -> Tensor:
         return array.stack([as_tensor(d, dtype=dtypes.int32) for d in dims], name="shape")
     if any(d is None or d < 0 for d in dims):
         raise ValueError(f"The shape of a random tensor must be fully defined, got {shape}")
-    return constant(np.asarray(dims, dtype=np.int32).reshape(-1), name="shape")
+    return shape_tensor(dims, name="shape")  # int64 when a dimension needs it, as TF
 
 
 def _sample_dtype(dtype, what: str) -> dtypes.DType:

@@ -238,6 +238,9 @@ class Variable:
                  shape=None):
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        if collections is not None and not isinstance(collections, (list, tuple, set)):
+            raise ValueError(f"collections argument to Variable constructor must be a list, "
+                             f"tuple, or set. Got {collections} of type {type(collections)}")
         trainable = True if trainable is None else trainable
         bodies = _enclosing_bodies()
         graph, outer_scope = _lifted_scope(bodies)

@@ -250,7 +250,11 @@ def _checked_feed_value(tensor: Tensor, value) -> np.ndarray:
     if type(value) is np.ndarray and value.dtype.type is dtype.as_numpy_dtype and \
             value.shape == tensor.shape.as_tuple():
         return value  # already exactly right: what the checks below would return
-    source = np.asarray(value) if not isinstance(value, np.ndarray) else value
+    try:
+        source = np.asarray(value) if not isinstance(value, np.ndarray) else value
+    except ValueError as err:  # a ragged nest of lists: say which feed it was
+        raise ValueError(f"Cannot feed the value given for Tensor '{tensor.name}': {err}") \
+            from None
     if dtype is dtypes.string:
         array = np.asarray(value, dtype=object)
     else:

@@ -40,7 +40,7 @@ FORWARD_CASES = [
     ("range_float", lambda: gf.range(1.0, 2.0, 0.25), np.arange(1, 2, 0.25, dtype=np.float32)),
     ("range_negative_delta", lambda: gf.range(5, 1, -2), np.array([5, 3], np.int32)),
     ("range_limit_only", lambda: gf.range(4, dtype=gf.float64), np.arange(4.0)),
-    ("range_empty", lambda: gf.range(3, 0), np.zeros(0, np.int32)),
+    ("range_empty", lambda: gf.range(3, 3), np.zeros(0, np.int32)),
     ("linspace", lambda: gf.linspace(0.0, 1.0, 5), np.linspace(0, 1, 5, dtype=np.float32)),
     ("linspace_one", lambda: gf.linspace(2.0, 3.0, 1), np.array([2.0], np.float32)),
     ("linspace_empty", lambda: gf.linspace(2.0, 3.0, 0), np.zeros(0, np.float32)),

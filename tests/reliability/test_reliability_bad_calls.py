@@ -155,7 +155,7 @@ CATALOGUE = [
     Bad("constant: wrong element count", lambda w: gf.constant([1, 2], shape=[3]), TypeError,
         r"2 elements, but got `shape` \(3,\) with 3 elements"),
     Bad("constant: lossy dtype", lambda w: gf.constant(1.5, dtype=gf.int32), TypeError,
-        "Expected int32, got 1.5"),
+        "Expected int32, but got 1.5"),
     Bad("add: dtypes differ", lambda w: gf.add(w.x, w.d), TypeError,
         "type float64 that does not match type float32.*x:0.*d:0"),
     Bad("add: shapes do not broadcast", lambda w, b: w.x + b, ValueError,

@@ -18,7 +18,8 @@ from gradflow.framework.registry import NotDifferentiable, RegisterGradient, def
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.array.shapes import size, squeeze, transpose
 from gradflow.ops.array.sources import identity, ones
-from gradflow.ops.common import NUMERIC, apply_op, as_tensor, check_dtype_in, graph_for, static_ints
+from gradflow.ops.common import (NUMERIC, apply_op, as_tensor, check_dtype_in,
+                                 check_python_operand, graph_for, static_ints)
 from gradflow.ops.primitives import (INDEX_TYPES, add, broadcast_to, cast, check_index_dtype,
                                      check_rank, fill, floordiv, greater_equal, int_vector, maximum,
                                      multiply, normalized_axis, range as range_op, rank,
@@ -660,6 +661,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     Out-of-range (and negative) indices give all-``off_value`` vectors. The dtype is
     ``dtype``, else that of ``on_value``/``off_value``, else float32.
     """
+    check_python_operand(depth, dtypes.int32, "depth", "OneHot")
     indices_t = convert_to_tensor(indices)
     hint = None if dtype is None else dtypes.as_dtype(dtype)
     given = {arg: convert_to_tensor(v, dtype_hint=hint, name=arg)

@@ -5,7 +5,7 @@ from typing import Optional
 
 import numpy as np
 
-from gradflow.framework import dtypes
+from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import (constant, constant_value, convert_to_tensor,
                                          register_static_value)
 from gradflow.framework.graph import Tensor, get_default_graph
@@ -157,7 +157,42 @@ def _transpose_grad(op, grad):
     return transpose(grad, invert_permutation(op.inputs[1])), None
 
 
-define_op("InvertPermutation", infer=same_as_input, kernel=lambda p: np.argsort(p).astype(p.dtype))
+def _infer_invert_permutation(inputs, attrs):
+    check_index_dtype(inputs[0], "InvertPermutation", "x")
+    check_rank(inputs[0], (1,), "x of invert_permutation")
+    return same_as_input(inputs, attrs)
+
+
+def _permutation_error(p: np.ndarray) -> Optional[str]:
+    """TF's message for a ``p`` that is not a permutation of 0..n-1, else None."""
+    if p.dtype.kind not in "iu":  # not folded: building the op raises TypeError
+        return "invert_permutation expects integers."
+    if p.ndim != 1:
+        return "invert_permutation expects a 1D vector."
+    n = p.size
+    outside = np.flatnonzero((p < 0) | (p >= n))
+    order = np.argsort(p, kind="stable")  # repeats of a value: later positions follow
+    ordered = p[order]
+    repeats = order[1:][ordered[1:] == ordered[:-1]]
+    # TF reports the first offending position, whichever its fault
+    first_outside = outside[0] if outside.size else n
+    first_repeat = repeats.min() if repeats.size else n
+    if first_outside < first_repeat:
+        return f"{p[first_outside]} is not between 0 and {n}"
+    if first_repeat < n:
+        return f"{p[first_repeat]} is duplicated in the input."
+    return None
+
+
+def _invert_permutation_kernel(p):
+    message = _permutation_error(p)
+    if message is not None:
+        raise errors.InvalidArgumentError(None, None, message)
+    return np.argsort(p).astype(p.dtype)
+
+
+define_op("InvertPermutation", infer=_infer_invert_permutation,
+          kernel=_invert_permutation_kernel)
 
 
 NotDifferentiable("InvertPermutation")
@@ -166,14 +201,16 @@ NotDifferentiable("InvertPermutation")
 @register_static_value("InvertPermutation")
 def _invert_permutation_static(op):
     perm = constant_value(op.inputs[0])
-    return None if perm is None else np.argsort(perm).astype(perm.dtype)
+    if perm is None or _permutation_error(perm) is not None:
+        return None  # not folded: running the op reports the error
+    return np.argsort(perm).astype(perm.dtype)
 
 
 def invert_permutation(x, name: Optional[str] = None) -> Tensor:
     """The inverse of the permutation ``x``: ``y[x[i]] = i``."""
     x = convert_to_tensor(x)
     known = constant_value(x)
-    if known is not None:
+    if known is not None and _permutation_error(known) is None:
         return constant(np.argsort(known).astype(known.dtype), name=name or "InvertPermutation")
     return apply_op("InvertPermutation", [x], name=name or "InvertPermutation")
 

@@ -28,6 +28,8 @@ NotDifferentiable("Placeholder")
 
 def placeholder(dtype, shape=None, name: Optional[str] = None) -> Tensor:
     """A tensor that must be fed: ``Session.run(..., feed_dict={p: value})``."""
+    if dtype is None:
+        raise TypeError("Expected DataType for argument 'dtype' not None.")
     dtype = dtypes.as_dtype(dtype)
     graph = get_default_graph()
     op = graph.create_op("Placeholder", (), {"dtype": dtype, "shape": as_shape(shape)},
