@@ -6,7 +6,6 @@ compiled once per (fetches, feeds) signature and cached.
 """
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -18,6 +17,7 @@ from gradflow.framework.default_session import (default_session, get_default_ses
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from gradflow.runtime.executor import RunContext, compile_plan, graph_structure_version
+from gradflow.runtime.state_locks import StateLocks, release
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
 
@@ -85,7 +85,7 @@ class Session:
         self._variables: dict = {}
         self._plans: dict = {}
         self._single_fetches: dict = {}  # a lone fetched tensor or op -> its _Fetches
-        self._run_lock = threading.Lock()
+        self._state_locks = StateLocks()
         self._default_context = None
 
     @property
@@ -108,10 +108,20 @@ class Session:
         feed_tensors, feed_values = self._feeds(feed_dict)
         plan = self._plan(flat.tensors, feed_tensors, flat.targets)
         context = RunContext(self, self._variables)
-        results = plan.run(context, feed_values)
-        if context.pending:
-            with self._run_lock:
+        writes = plan.writes
+        if writes is not None and not writes:  # reads only: committed values, no lock
+            results = plan.run(context, feed_values)
+            if context.pending:  # a write state_writes did not foresee: still kept whole
+                held = self._state_locks.acquire(None)
                 context.commit()
+                release(held)
+        else:  # read, modify and write the plan's variables as one step
+            held = self._state_locks.acquire(writes)
+            try:
+                results = plan.run(context, feed_values)
+                context.commit()
+            finally:
+                release(held)
         return flat.build(results)
 
     def _fetches(self, fetches) -> _Fetches:
