@@ -16,6 +16,8 @@ op's own kernel, interpreted.
 """
 from __future__ import annotations
 
+import concurrent.futures
+import contextvars
 import functools
 import os
 from typing import Optional, Sequence
@@ -79,12 +81,13 @@ class RunContext:
     (``runtime/state_locks.py``), so concurrent updates are never lost.
     """
 
-    __slots__ = ("session", "store", "pending")
+    __slots__ = ("session", "store", "pending", "levels")
 
     def __init__(self, session, store: dict):
         self.session = session
         self.store = store
         self.pending: dict = {}
+        self.levels = 0  # graph functions nested on the current thread's stack
 
     def read_variable(self, key, name: str):
         value = self.pending.get(key)
@@ -111,8 +114,37 @@ class RunContext:
         """
         plan = function.plan
         if plan is None or plan.structure_version != graph_structure_version(function.graph):
-            plan = function.plan = compile_plan(function.graph, function.outputs, function.inputs)
-        return plan.run(self, args)
+            plan = function.plan = compile_plan(function.graph, function.outputs, function.inputs,
+                                                track_writes=False)
+        if self.levels >= LEVELS_PER_THREAD:
+            return _on_fresh_stack(self, plan, args)
+        self.levels += 1
+        try:
+            return plan.run(self, args)
+        finally:
+            self.levels -= 1
+
+
+# A graph function nested in another runs a few Python frames deeper. Past this many
+# levels on one thread, the next level runs on a worker thread with a fresh stack (the
+# calling thread waits for it), so 1,000 nested levels never meet the recursion limit.
+LEVELS_PER_THREAD = 24
+_hops = concurrent.futures.ThreadPoolExecutor(max_workers=100_000,
+                                              thread_name_prefix="gradflow-nested")
+
+
+def _on_fresh_stack(context: RunContext, plan, args: Sequence) -> list:
+    """Runs ``plan`` on a worker thread, in this thread's context (NumPy's error state),
+    counting nesting levels from zero there."""
+    def run() -> list:
+        context.levels = 1
+        try:
+            return plan.run(context, args)
+        finally:
+            context.levels = outer
+
+    outer = context.levels
+    return _hops.submit(contextvars.copy_context().run, run).result()
 
 
 class Step:
@@ -305,10 +337,13 @@ def _op_id(op: Operation) -> int:
 
 def compile_plan(graph: Graph, fetch_tensors: Sequence[Tensor], feed_tensors: Sequence[Tensor],
                  target_ops: Sequence[Operation] = (),
-                 optimize: Optional[bool] = None) -> "Plan | _TieredPlan":
+                 optimize: Optional[bool] = None,
+                 track_writes: bool = True) -> "Plan | _TieredPlan":
     """Builds the plan computing ``fetch_tensors`` (and running ``target_ops``) from feeds.
 
     ``optimize`` (default: the global setting) turns the optimizer and fast kernels on.
+    ``track_writes`` finds the state the plan writes (``Plan.writes``), which a
+    session locks; a graph function's plan runs under its caller's locks.
     Returns something with ``run(context, feed_values)`` and ``structure_version``: a
     Plan, or for more than ``EAGER_OPTIMIZE_MAX_OPS`` ops a plan optimized on its
     second run.
@@ -327,7 +362,7 @@ def compile_plan(graph: Graph, fetch_tensors: Sequence[Tensor], feed_tensors: Se
             program = build_program(ops, fetch_tensors, feed_tensors, target_ops, optimized)
             return _Scheduler(program, feed_tensors, optimized).plan(structure_version)
 
-    writes = state_writes(ops)
+    writes = state_writes(ops) if track_writes else None
     if optimize and len(ops) > EAGER_OPTIMIZE_MAX_OPS:
         return _TieredPlan(schedule(False), lambda: schedule(True), writes)
     plan = schedule(optimize)
@@ -352,6 +387,7 @@ def state_writes(ops: Sequence[Operation]) -> Optional[tuple]:
     """
     keys: set = set()
     seen: set = set()
+    known: dict = {}
     pending = [ops]
     while pending:
         for op in pending.pop():
@@ -369,7 +405,7 @@ def state_writes(ops: Sequence[Operation]) -> Optional[tuple]:
                         seen.add(value.graph)
                         pending.append(value.graph.get_operations())
             for t in op._inputs:
-                key = _variable_key(t)
+                key = _variable_key(t, known)
                 if key is not None:
                     keys.add(key)
                     named = True
@@ -378,18 +414,31 @@ def state_writes(ops: Sequence[Operation]) -> Optional[tuple]:
     return tuple(sorted(keys, key=state_order))
 
 
-def _variable_key(t: Tensor):
-    """The variable whose reference ``t`` is (through identities and captures), or None."""
+def _variable_key(t: Tensor, known: dict):
+    """The variable whose reference ``t`` is (through identities and captures), or None.
+
+    ``known`` remembers every tensor walked through, so captures shared by nested
+    functions are followed once."""
+    walked = []
+    key = None
     while True:
+        if t in known:
+            key = known[t]
+            break
+        walked.append(t)
         op = t._op
         if op._type == "VariableV2":
-            return op._attrs["shared_name"]
+            key = op._attrs["shared_name"]
+            break
         if op._type == "Identity":
             t = op._inputs[0]
         elif op._type == "Placeholder" and t in getattr(op._graph, "capture_sources", ()):
             t = op._graph.capture_sources[t]
         else:
-            return None
+            break
+    for tensor in walked:
+        known[tensor] = key
+    return key
 
 
 class _TieredPlan:
