@@ -306,8 +306,9 @@ class _Decoder:
         self.functions = [None] * len(function_entries)
         functions_of: dict = {}  # graph index -> its functions' indices (linear, not a scan)
         for index, entry in enumerate(function_entries):
-            entry = _expect(entry, dict, f"function {index}")
-            functions_of.setdefault(entry.get("graph"), []).append(index)
+            owner = _expect(entry, dict, f"function {index}").get("graph")
+            if isinstance(owner, int):  # others are never built: their uses are refused
+                functions_of.setdefault(owner, []).append(index)
         for index, (graph, entry) in enumerate(zip(self.graphs, graph_entries)):
             self._build_ops(graph, entry, index)
             self._build_functions(index, function_entries, functions_of.get(index, ()))
@@ -636,6 +637,30 @@ def _attr_schema(op_type: str) -> Optional[tuple[dict, frozenset]]:
 _REQUIRED = object()
 # An attr whose kernel default is of the first kind must be of one of the second kinds.
 _ATTR_KINDS = ((bool, (bool,)), (int, (int,)), (float, (float, int)), (str, (str,)))
+# Kinds of attrs that kernels take without a default, by TF's conventional names.
+_NAMED_KINDS = {
+    **dict.fromkeys(("keep_dims", "sparse_gradient", "adjoint", "with_counts", "exclusive",
+                     "reverse", "full_matrices", "transpose_a", "transpose_b", "adj_x",
+                     "adj_y", "lower", "compute_uv", "compute_v", "record_history",
+                     "dynamic_size", "identical_element_shapes", "descending"),
+                    ("bool", (bool,))),
+    **dict.fromkeys(("seed", "seed2", "stream", "num_split", "num", "batch_dims",
+                     "num_loop_vars", "num_inputs"), ("int", (int,))),
+    **dict.fromkeys(("message", "data_format", "shared_name", "equation",
+                     "tensor_array_name"), ("str", (str,))),
+    **dict.fromkeys(("dtype", "out_type", "out_idx", "output_type", "SrcT", "DstT"),
+                    ("dtype", (dtypes.DType,))),
+    **dict.fromkeys(("f", "then_branch", "else_branch", "cond", "body"),
+                    ("function", (Function,))),
+}
+
+
+def _expected_kind(key: str, default) -> Optional[tuple[str, tuple]]:
+    """(name, accepted types) of attr ``key`` from its kernel default, else its name."""
+    for default_kind, kinds in _ATTR_KINDS:
+        if isinstance(default, default_kind):
+            return default_kind.__name__, kinds
+    return _NAMED_KINDS.get(key) if default is _REQUIRED or default is None else None
 
 
 def _check_attrs(op_def, name: str, attrs: dict) -> None:
@@ -650,14 +675,11 @@ def _check_attrs(op_def, name: str, attrs: dict) -> None:
         if key not in known:
             raise ValueError(f"op '{name}' ({op_def.type}): unknown attr '{key}' (its "
                              f"kernel takes {sorted(k for k in known if k != 'ctx')})")
-        default = known[key]
-        for default_kind, kinds in _ATTR_KINDS:
-            if isinstance(default, default_kind):
-                if not isinstance(value, kinds) or \
-                        (isinstance(value, bool) and default_kind is not bool):
-                    raise ValueError(f"op '{name}' ({op_def.type}): attr '{key}' must be a "
-                                     f"{default_kind.__name__}, got {type(value).__name__}")
-                break
+        expected = _expected_kind(key, known[key])
+        if expected is not None and (not isinstance(value, expected[1]) or (
+                isinstance(value, bool) and bool not in expected[1])):
+            raise ValueError(f"op '{name}' ({op_def.type}): attr '{key}' must be a "
+                             f"{expected[0]}, got {type(value).__name__}")
     missing = sorted(required - attrs.keys())
     if missing:
         raise ValueError(f"op '{name}' ({op_def.type}): attr '{missing[0]}' is missing")
