@@ -27,6 +27,8 @@ __all__ = ["NpzReader", "write_npz", "atomic_write_text", "open_regular"]
 # Compressions whose inflation zipfile bounds by the bytes asked for (LZMA and bzip2
 # members inflate whole input chunks: a small chunk may hold gigabytes).
 _BOUNDED_COMPRESSIONS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
+# The most deflate can inflate: one 258-byte match per ~2 bits of input, ~1032 to 1.
+_MAX_DEFLATE_RATIO = 1032
 
 
 def open_regular(path: str, what: str):
@@ -76,6 +78,7 @@ class NpzReader:
         self._path = path
         self._max_bytes = max_bytes
         self._file = open_regular(path, "NPZ archive")
+        self._size = os.fstat(self._file.fileno()).st_size
         try:
             if not zipfile.is_zipfile(self._file):
                 raise ValueError(f"{path} is not an NPZ archive (not a zip file)")
@@ -123,8 +126,9 @@ class NpzReader:
 
     def read(self, key: str, max_elements: Optional[int] = None) -> np.ndarray:
         """Array ``key``; ValueError if it exceeds the byte limit, holds more than
-        ``max_elements`` elements (what the caller's target needs), declares a member
-        size its header does not imply, or is malformed. All is checked before any
+        ``max_elements`` elements (what the caller's target needs), declares more
+        bytes than its member's data can inflate to (deflate: ~1032x) or a member size
+        its header does not imply, or is malformed. All is checked before any
         of its data is inflated; then only the bytes the header declares are read."""
         shape, dtype, header_bytes = self._header(key)
         count = math.prod(shape)
@@ -139,6 +143,12 @@ class NpzReader:
                              f"{self._max_bytes}")
         info = self._zip.getinfo(self._members[key])
         declared = header_bytes + count * dtype.itemsize
+        # the data must be in the file: deflate inflates at most ~1032x, storing 1x
+        ratio = _MAX_DEFLATE_RATIO if info.compress_type == zipfile.ZIP_DEFLATED else 1
+        if info.compress_size > self._size or declared > ratio * info.compress_size + 1024:
+            raise ValueError(f"{self._path}: array {key!r} declares {declared} bytes from "
+                             f"{info.compress_size} bytes of member data in a file of "
+                             f"{self._size} bytes; more than the data can hold")
         if info.file_size != declared:
             raise ValueError(f"{self._path}: array {key!r} declares {info.file_size} bytes "
                              f"inflated, but its header implies {declared}")

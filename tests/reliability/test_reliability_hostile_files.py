@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import gradflow as gf
 from gradflow.framework import errors
 from gradflow.tools import LoadLimits, load_graph, save_graph
+from gradflow.tools.npz_io import NpzReader
 
 FUZZ_EXAMPLES = int(os.environ.get("GRADFLOW_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, database=None, derandomize=True,
@@ -700,3 +701,20 @@ def test_fuzz_checkpoint_size_declarations(checkpoint):
         _restore_cleanly(*checkpoint[:4], data)
 
     check()
+
+
+def test_a_header_declaring_more_than_its_data_can_hold_is_refused(checkpoint, tmp_path):
+    """Without a target's size to go by, the member's own bytes bound the array: stored
+    data holds at most its size, deflated data ~1032 times it."""
+    for method in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        path = tmp_path / f"declared-{method}.npz"
+        path.write_bytes(_bomb_checkpoint(checkpoint[4], "w", (3 << 28,), method, 4096))
+        tracemalloc.start()
+        try:
+            with NpzReader(str(path), 1 << 34) as reader, \
+                    pytest.raises(ValueError, match="more than the data can hold") as raised:
+                reader.read("w")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert str(path) in str(raised.value) and peak < 1 << 20
