@@ -3,9 +3,9 @@
 Crafts, in a temporary folder, the files of issue 20 (a FIFO and a link to
 ``/dev/zero`` as a graph file and as a checkpoint, a 1 GiB deflate bomb and an LZMA
 member for a six-element variable, a header declaring 3 GiB, an 80 KB op name 40,000
-scopes deep, function tables of 25,000 and 100,000 entries) and prints, for each, the time and the peak
-Python allocation (tracemalloc) of loading it, and the error's first words. Times are taken without tracing; the peak comes
-from a second, traced run.
+scopes deep, function tables of 25,000 and 100,000 entries) and prints, for each, the
+time and the peak Python allocation (tracemalloc) of loading it, and the error's first
+words. Times are taken without tracing; the peak comes from a second, traced run.
 
     python benchmarks/hostile_limits.py [--bomb-mib 1024]
 """
