@@ -27,7 +27,7 @@ import numpy as np
 
 from gradflow.framework import dtypes
 from gradflow.framework.function import FuncGraph, Function
-from gradflow.framework.graph import Graph, GraphKeys, Operation, Tensor
+from gradflow.framework.graph import Graph, GraphKeys, Operation, Tensor, gc_paused
 from gradflow.framework.registry import get_op_def
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.state import Variable
@@ -239,7 +239,8 @@ def load_graph(path: str, limits: Optional[LoadLimits] = None) -> Graph:
     document = _read_json(json_path, limits)
     arrays = NpzReader(npz_path, limits.max_array_bytes) if os.path.lexists(npz_path) else None
     try:
-        return _Decoder(document, arrays, limits, json_path).build()
+        with gc_paused():  # thousands of new objects, none garbage: no full collections
+            return _Decoder(document, arrays, limits, json_path).build()
     except ValueError as err:
         raise ValueError(f"{json_path}: {err}") from None
     finally:
