@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import enum
 import logging
+import threading
 from typing import Optional, Sequence
 
 from gradflow.autodiff.aggregation import aggregate, validate_aggregation_method
@@ -385,35 +386,55 @@ class Edges:
     Inside a function graph, a capture placeholder stands for a tensor of an enclosing
     graph. Unless it is itself one of the xs, the walk goes through it to that tensor,
     so gradients taken inside a function reach the outer tensors it captured (at any
-    depth of nesting); the gradient ops are built inside the function graph.
+    depth of nesting); the gradient ops are built inside the function graph. Captures
+    are followed lazily, for the tensors the walk meets, and each chain once: the
+    cost does not grow with the number of enclosing graphs and their captures.
     """
 
     def __init__(self, graph: Graph, x_set: set):
-        self._sources: dict[Tensor, Tensor] = {}
-        while graph.outer_graph is not None:
-            for placeholder, source in getattr(graph, "capture_sources", {}).items():
-                if placeholder not in x_set:
-                    self._sources[placeholder] = source
-            graph = graph.outer_graph
-        # An outer tensor is also read by whatever reads its placeholders, at any depth.
-        self._readers_via_captures: dict[Tensor, list] = {}
-        for placeholder in self._sources:
-            outermost = self._resolve(placeholder)
-            self._readers_via_captures.setdefault(outermost, []).extend(placeholder._consumers)
+        self._graph = graph
+        self._x_set = x_set
+        self._nested = graph.outer_graph is not None
+        self._resolved: dict[Tensor, Tensor] = {}
 
     def inputs(self, op: Operation) -> tuple:
-        if not self._sources:
+        if not self._nested:
             return op._inputs
         return tuple(self._resolve(t) for t in op._inputs)
 
     def _resolve(self, t: Tensor) -> Tensor:
-        while t in self._sources:
-            t = self._sources[t]
+        """The outermost tensor ``t`` stands for (stopping at an x)."""
+        resolved = self._resolved.get(t)
+        if resolved is not None:
+            return resolved
+        walked = []
+        while t not in self._x_set:
+            source = getattr(t._op._graph, "capture_sources", _NO_CAPTURES).get(t)
+            if source is None:
+                break
+            walked.append(t)
+            t = source
+        for tensor in walked:
+            self._resolved[tensor] = t
         return t
 
     def consumers(self, t: Tensor) -> list:
-        extra = self._readers_via_captures.get(t)
-        return t._consumers if extra is None else t._consumers + extra
+        """``t``'s consumers, and those of the placeholders of the graphs from this one
+        outwards that stand for it."""
+        graph = t._op._graph
+        if not self._nested or graph is self._graph:
+            return t._consumers
+        extra = []
+        inner = self._graph
+        while inner is not None and inner is not graph:
+            placeholder = getattr(inner, "captures", _NO_CAPTURES).get(t)
+            if placeholder is not None and self._resolve(placeholder) is t:
+                extra.extend(placeholder._consumers)
+            inner = inner.outer_graph
+        return t._consumers + extra if extra else t._consumers
+
+
+_NO_CAPTURES: dict = {}
 
 
 def ops_between(y_ops: Sequence[Operation], x_ops: Sequence[Operation],
@@ -490,7 +511,63 @@ def _function_gradient(function: Function) -> Function:
 
     Built inside the function's own graph, so the forward ops it needs are simply
     recomputed when the gradient runs. Inputs without a gradient get zeros.
+
+    The gradient rule of a call, cond or loop op inside asks for its functions'
+    gradients, which would recurse once per level of nesting. So the gradients of the
+    functions nested inside (on a differentiable path, at any depth) are built first,
+    innermost first, each finding the ones it needs already built: the Python stack
+    stays as deep for 1,000 nested levels as for one.
     """
+    if not getattr(_nesting, "active", False):
+        _nesting.active = True
+        try:
+            for inner in _ungraded_functions_within(function):
+                inner.symbolic_gradient()
+        finally:
+            _nesting.active = False
+    return _build_function_gradient(function)
+
+
+_nesting = threading.local()  # set while nested function gradients are built first
+
+
+def _ungraded_functions_within(function: Function) -> list:
+    """Functions used on a differentiable path inside ``function``, at any depth, whose
+    symbolic gradient is not built yet: each after every function it contains."""
+    order: list = []
+    seen = {function}
+    stack = [(function, iter(_functions_on_path(function)))]
+    while stack:  # depth-first, post-order, with an explicit stack
+        current, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            if current is not function:
+                order.append(current)
+        elif child not in seen:
+            seen.add(child)
+            stack.append((child, iter(_functions_on_path(child))))
+    return order
+
+
+def _functions_on_path(function: Function) -> list:
+    """Functions called by ops between ``function``'s trainable inputs and its outputs
+    whose gradient is the symbolic one (not a user-given gradient), not built yet."""
+    targets = [function.inputs[i] for i in function.trainable_input_indices()]
+    ys = [y for y in function.outputs if carries_gradient(y)]
+    if not targets or not ys:
+        return []
+    edges = Edges(function.graph, set(targets))
+    found = []
+    for op in ops_between([y.op for y in ys], [x.op for x in targets], edges):
+        for value in op._attrs.values():
+            if isinstance(value, Function) and value._gradient is None and \
+                    value.python_grad_func is None and value.grad_func is None:
+                found.append(value)
+    return found
+
+
+def _build_function_gradient(function: Function) -> Function:
     graph = function.graph
     with graph.as_default(), graph.name_scope(None):
         output_grads = [graph.add_input(t.dtype, t.shape, name="output_grad")

@@ -62,21 +62,32 @@ class FuncGraph(Graph):
             yield
 
     def capture(self, tensor: Tensor) -> Tensor:
-        """The placeholder standing for ``tensor`` of an enclosing graph (made once)."""
+        """The placeholder standing for ``tensor`` of an enclosing graph (made once).
+
+        A tensor from several graphs out is captured by each graph in between, from the
+        outermost inwards, in a loop: no recursion on the depth of nesting."""
         placeholder = self.captures.get(tensor)
         if placeholder is not None:
             return placeholder
-        source = tensor
-        if tensor.graph is not self.outer_graph:
-            if not self._encloses(tensor.graph):
-                raise ValueError(f"Tensor {tensor} must be from the same graph as the op being "
-                                 f"created, or from a graph enclosing function "
-                                 f"'{self.name}'.")
-            source = self.outer_graph.capture(tensor)
-            placeholder = self.captures.get(source)
-            if placeholder is not None:
-                self.captures[tensor] = placeholder
-                return placeholder
+        if tensor.graph is not self.outer_graph and not self._encloses(tensor.graph):
+            raise ValueError(f"Tensor {tensor} must be from the same graph as the op being "
+                             f"created, or from a graph enclosing function '{self.name}'.")
+        chain = [self]  # the graphs from here out to the first that has it
+        graph = self.outer_graph
+        while graph is not tensor.graph and tensor not in graph.captures:
+            chain.append(graph)
+            graph = graph.outer_graph
+        source = tensor if graph is tensor.graph else graph.captures[tensor]
+        for graph in reversed(chain):
+            source = graph._capture_one(tensor, source)
+        return source
+
+    def _capture_one(self, tensor: Tensor, source: Tensor) -> Tensor:
+        """The placeholder for ``source`` of the enclosing graph, standing for ``tensor``."""
+        placeholder = self.captures.get(source)
+        if placeholder is not None:
+            self.captures[tensor] = placeholder
+            return placeholder
         with self.control_dependencies(None), self.name_scope(None), \
                 self.colocate_with(None, ignore_existing=True):
             op = self.create_op("Placeholder", (), {"dtype": source.dtype, "shape": source.shape},

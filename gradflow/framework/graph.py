@@ -274,8 +274,7 @@ class Operation:
         self._graph._add_control_edge(op, self)
 
     def add_control_inputs(self, ops: Sequence["Operation"]) -> None:
-        for op in ops:
-            self.add_control_input(op)
+        self._graph._add_control_edges(ops, self)
 
     def run(self, feed_dict=None, session=None) -> None:
         """Runs this op in ``session`` (default: the default session)."""
@@ -543,13 +542,16 @@ class Graph:
 
     def _apply_control_scopes(self, op: Operation, state: _ScopeState) -> None:
         input_ops = {t._op for t in op._inputs}
+        sources: dict = {}  # an ordered set: blocks may name an op twice
         for scope in state.control_scopes:
             scope.created.add(op)
             if input_ops & scope.created:
                 continue  # an input made inside this block already carries its deps
             for control_op in scope.control_ops:
                 if control_op not in input_ops:
-                    self._add_control_edge(control_op, op)
+                    sources[control_op] = None
+        if sources:
+            self._add_control_edges(sources, op)
 
     def set_op_attr(self, op: Operation, name: str, value: Any) -> None:
         """Changes an attr of ``op``; counts as a structural change (plans recompile)."""
@@ -563,18 +565,32 @@ class Graph:
                                       else op._attrs.__setitem__(name, previous))
 
     def _add_control_edge(self, source: Operation, target: Operation) -> None:
-        if source._graph is not self:
-            raise ValueError(f"Control input {source.name} must be from the same graph as "
-                             f"{target.name}.")
-        if source in target._control_inputs:
+        self._add_control_edges((source,), target)
+
+    def _add_control_edges(self, sources, target: Operation) -> None:
+        """Control edges from each of ``sources`` to ``target``, in time linear in both
+        (sets, not scans of ``target``'s list, tell the edges it already has)."""
+        sources = list(sources)
+        for source in sources:
+            if source._graph is not self:
+                raise ValueError(f"Control input {source.name} must be from the same graph "
+                                 f"as {target.name}.")
+        existing = target._control_inputs
+        if existing:
+            present = set(existing)
+            sources = [s for s in dict.fromkeys(sources) if s not in present]
+        else:
+            sources = list(dict.fromkeys(sources))
+        if not sources:
             return
         with self._lock:
-            target._control_inputs.append(source)
-            source._control_outputs.append(target)
+            start = len(existing)
+            existing.extend(sources)
+            for source in sources:
+                source._control_outputs.append(target)
             self._control_edge_version += 1
             if self._undo_log is not None:
-                self._undo_log.append(lambda: (target._control_inputs.remove(source),
-                                               source._control_outputs.remove(target)))
+                self._undo_log.append(lambda: _remove_control_edges(sources, target, start))
 
     # ------------------------------------------------------------ atomicity and locking
     def mutation_lock(self) -> threading.RLock:
@@ -720,13 +736,13 @@ class Graph:
         if control_inputs is None:
             state.control_scopes = []
         else:
-            control_ops = []
+            unique: dict = {}  # an ordered set: linear in the number of inputs
             for c in control_inputs:
                 op = _as_operation(c)
                 if op._graph is not self:
                     raise ValueError(f"Control input {op.name} must be from the same graph.")
-                if op not in control_ops:
-                    control_ops.append(op)
+                unique[op] = None
+            control_ops = list(unique)
             state.control_scopes = previous + [_ControlScope(control_ops)]
         try:
             yield
@@ -907,6 +923,18 @@ def register_graph_def_converter(converter: Callable) -> None:
     """Installs the function behind ``Graph.as_graph_def``."""
     global _graph_def_converter
     _graph_def_converter = converter
+
+
+def _remove_control_edges(sources: list, target: Operation, start: int) -> None:
+    """Undoes ``Graph._add_control_edges``. Undo runs newest first, so the edges are the
+    last entries of each list: popped, not searched for."""
+    del target._control_inputs[start:]
+    for source in sources:
+        outputs = source._control_outputs
+        if outputs[-1] is target:
+            outputs.pop()
+        else:
+            outputs.remove(target)
 
 
 def _check_op_name(name: str) -> None:

@@ -21,18 +21,21 @@ class OpDef:
     TypeError/ValueError for bad input; ``kernel(*arrays, **attrs)`` computes the outputs
     (one array, or a tuple when the op has several outputs). A ``needs_context`` kernel
     gets the run context first (variables, functions); ``stateful`` ops are never pruned
-    or folded.
+    or folded. ``state_key(attrs)`` names the entry of the session's state that a
+    context kernel writes besides the variables it is given (a random op's stream), so
+    that a run can lock it before it starts.
     """
 
-    __slots__ = ("type", "infer", "kernel", "stateful", "needs_context")
+    __slots__ = ("type", "infer", "kernel", "stateful", "needs_context", "state_key")
 
     def __init__(self, op_type: str, infer: Callable, kernel: Optional[Callable],
-                 stateful: bool, needs_context: bool):
+                 stateful: bool, needs_context: bool, state_key: Optional[Callable] = None):
         self.type = op_type
         self.infer = infer
         self.kernel = kernel
         self.stateful = stateful
         self.needs_context = needs_context
+        self.state_key = state_key
 
     def __repr__(self) -> str:
         return f"OpDef({self.type!r})"
@@ -43,11 +46,12 @@ _GRADIENTS: dict[str, Optional[Callable]] = {}
 
 
 def define_op(op_type: str, *, infer: Callable, kernel: Optional[Callable],
-              stateful: bool = False, needs_context: bool = False) -> OpDef:
+              stateful: bool = False, needs_context: bool = False,
+              state_key: Optional[Callable] = None) -> OpDef:
     """Registers op type ``op_type``; each type is defined exactly once."""
     if op_type in _OP_DEFS:
         raise KeyError(f"Op type {op_type!r} is already defined.")
-    op_def = OpDef(op_type, infer, kernel, stateful, needs_context)
+    op_def = OpDef(op_type, infer, kernel, stateful, needs_context, state_key)
     _OP_DEFS[op_type] = op_def
     return op_def
 

@@ -51,13 +51,9 @@ def _as_op(value) -> Operation:
 
 def group(*inputs, name: Optional[str] = None) -> Operation:
     """An op that runs after all ``inputs`` (ops or tensors, possibly nested lists)."""
-    ops = []
-    for item in _flatten(list(inputs)):
-        if item is None:
-            continue
-        op = _as_op(item)
-        if op not in ops:
-            ops.append(op)
+    # each op once, in first-seen order (a dict, so wide groups stay linear)
+    ops = list(dict.fromkeys(_as_op(item) for item in _flatten(list(inputs))
+                             if item is not None))
     graph = ops[0].graph if ops else get_default_graph()
     with graph.as_default(), graph.control_dependencies(ops):
         return no_op(name=name or "group_deps")

@@ -65,7 +65,7 @@ def _seed_attrs(op_seed: Optional[int]) -> dict:
 def _draw(ctx, seed: int, seed2: int, stream: int,
           sample: Callable[[np.random.Generator], np.ndarray]) -> np.ndarray:
     """Runs ``sample`` on this op's generator in the session, then saves its new state."""
-    key = ("random_stream", stream)
+    key = _stream_key({"stream": stream})
     if ctx.is_initialized(key):
         bits = np.random.PCG64()
         bits.state = ctx.read_variable(key, "random_stream")
@@ -141,8 +141,14 @@ def _infer_uniform_int(inputs, attrs):
     return [(minval.dtype, _static_shape(shape))]
 
 
+def _stream_key(attrs: dict) -> tuple:
+    """The session-state entry holding a random op's generator state."""
+    return ("random_stream", attrs["stream"])
+
+
 def _define_random(op_type: str, infer: Callable, kernel: Callable) -> None:
-    define_op(op_type, infer=infer, kernel=kernel, stateful=True, needs_context=True)
+    define_op(op_type, infer=infer, kernel=kernel, stateful=True, needs_context=True,
+              state_key=_stream_key)
     NotDifferentiable(op_type)
 
 

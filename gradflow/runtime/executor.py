@@ -16,6 +16,8 @@ bit-identical in every mode; with optimizations off (``set_optimizations(False)`
 """
 from __future__ import annotations
 
+import concurrent.futures
+import contextvars
 import functools
 import os
 import time
@@ -28,10 +30,11 @@ from gradflow.framework.function import Function
 from gradflow.framework.graph import Graph, Operation, Tensor, gc_paused
 from gradflow.runtime import blas_threads, codegen, fast_kernels
 from gradflow.runtime.optimizer import Constant, Program, build_program
+from gradflow.runtime.state_locks import state_order
 
 __all__ = ["Plan", "RunContext", "compile_plan", "check_kernels_enabled", "set_kernel_checks",
            "optimizations_enabled", "set_optimizations", "required_ops",
-           "graph_structure_version"]
+           "graph_structure_version", "state_writes"]
 
 # When set, every kernel output is checked against its tensor's static dtype and shape.
 # The test suite turns this on; it is off by default because it costs time per op.
@@ -74,15 +77,18 @@ class RunContext:
     """What stateful kernels may touch during one run: the session's variables.
 
     Writes go to an overlay committed only when the whole run succeeds, so a failed
-    run changes no variable.
+    run changes no variable. The session holds the locks of the entries the plan
+    writes from before the run's first read until after the commit
+    (``runtime/state_locks.py``), so concurrent updates are never lost.
     """
 
-    __slots__ = ("session", "store", "pending")
+    __slots__ = ("session", "store", "pending", "levels")
 
     def __init__(self, session, store: dict):
         self.session = session
         self.store = store
         self.pending: dict = {}
+        self.levels = 0  # graph functions nested on the current thread's stack
 
     def read_variable(self, key, name: str):
         value = self.pending.get(key)
@@ -110,8 +116,37 @@ class RunContext:
         """
         plan = function.plan
         if plan is None or plan.structure_version != graph_structure_version(function.graph):
-            plan = function.plan = compile_plan(function.graph, function.outputs, function.inputs)
-        return plan.run(self, args)
+            plan = function.plan = compile_plan(function.graph, function.outputs, function.inputs,
+                                                track_writes=False)
+        if self.levels >= LEVELS_PER_THREAD:
+            return _on_fresh_stack(self, plan, args)
+        self.levels += 1
+        try:
+            return plan.run(self, args)
+        finally:
+            self.levels -= 1
+
+
+# A graph function nested in another runs a few Python frames deeper. Past this many
+# levels on one thread, the next level runs on a worker thread with a fresh stack (the
+# calling thread waits for it), so 1,000 nested levels never meet the recursion limit.
+LEVELS_PER_THREAD = 24
+_hops = concurrent.futures.ThreadPoolExecutor(max_workers=100_000,
+                                              thread_name_prefix="gradflow-nested")
+
+
+def _on_fresh_stack(context: RunContext, plan, args: Sequence) -> list:
+    """Runs ``plan`` on a worker thread, in this thread's context (NumPy's error state),
+    counting nesting levels from zero there."""
+    def run() -> list:
+        context.levels = 1
+        try:
+            return plan.run(context, args)
+        finally:
+            context.levels = outer
+
+    outer = context.levels
+    return _hops.submit(contextvars.copy_context().run, run).result()
 
 
 class Step:
@@ -156,6 +191,8 @@ class Plan:
         self.runs = 0
         self._compiled: dict = {}  # checked? -> generated function
         self.reference: Optional[Plan] = None  # the unoptimized twin, when verifying
+        # the session-state keys a run may write, in locking order (None: unknown)
+        self.writes: Optional[tuple] = ()
 
     def run(self, context: Optional[RunContext], feed_values: Sequence,
             trace: Optional[list] = None) -> list:
@@ -334,10 +371,13 @@ def _op_id(op: Operation) -> int:
 
 def compile_plan(graph: Graph, fetch_tensors: Sequence[Tensor], feed_tensors: Sequence[Tensor],
                  target_ops: Sequence[Operation] = (),
-                 optimize: Optional[bool] = None) -> "Plan | _TieredPlan":
+                 optimize: Optional[bool] = None,
+                 track_writes: bool = True) -> "Plan | _TieredPlan":
     """Builds the plan computing ``fetch_tensors`` (and running ``target_ops``) from feeds.
 
     ``optimize`` (default: the global setting) turns the optimizer and fast kernels on.
+    ``track_writes`` finds the state the plan writes (``Plan.writes``), which a
+    session locks; a graph function's plan runs under its caller's locks.
     Returns something with ``run(context, feed_values)`` and ``structure_version``: a
     Plan, or for more than ``EAGER_OPTIMIZE_MAX_OPS`` ops a plan optimized on its
     second run.
@@ -356,22 +396,93 @@ def compile_plan(graph: Graph, fetch_tensors: Sequence[Tensor], feed_tensors: Se
             program = build_program(ops, fetch_tensors, feed_tensors, target_ops, optimized)
             return _Scheduler(program, feed_tensors, optimized).plan(structure_version)
 
+    writes = state_writes(ops) if track_writes else None
     if optimize and len(ops) > EAGER_OPTIMIZE_MAX_OPS:
-        return _TieredPlan(schedule(False), lambda: schedule(True))
+        return _TieredPlan(schedule(False), lambda: schedule(True), writes)
     plan = schedule(optimize)
+    plan.writes = writes
     if optimize and _VERIFY and all(not op._op_def.stateful or op._type in _SIDE_EFFECT_FREE
                                     for op in ops):
         plan.reference = schedule(False)
     return plan
 
 
+# Context ops that read the session's state (or only name an entry of it).
+_STATE_READERS = frozenset({"VariableV2", "ReadVariableOp", "IsVariableInitialized"})
+
+
+def state_writes(ops: Sequence[Operation]) -> Optional[tuple]:
+    """The session-state keys that running ``ops`` may write, in locking order.
+
+    A context op writes the variables whose references it is given, and the entry its
+    op definition names (``state_key``); an op running graph functions writes what
+    their ops write, at any depth of nesting (walked with a stack, each function
+    once). None when some op's writes cannot be told: the run then locks everything.
+    """
+    keys: set = set()
+    seen: set = set()
+    known: dict = {}
+    pending = [ops]
+    while pending:
+        for op in pending.pop():
+            op_def = op._op_def
+            if not op_def.needs_context or op._type in _STATE_READERS:
+                continue
+            named = False
+            if op_def.state_key is not None:
+                keys.add(op_def.state_key(op._attrs))
+                named = True
+            for value in op._attrs.values():
+                if isinstance(value, Function):
+                    named = True
+                    if value.graph not in seen:
+                        seen.add(value.graph)
+                        pending.append(value.graph.get_operations())
+            for t in op._inputs:
+                key = _variable_key(t, known)
+                if key is not None:
+                    keys.add(key)
+                    named = True
+            if not named:
+                return None
+    return tuple(sorted(keys, key=state_order))
+
+
+def _variable_key(t: Tensor, known: dict):
+    """The variable whose reference ``t`` is (through identities and captures), or None.
+
+    ``known`` remembers every tensor walked through, so captures shared by nested
+    functions are followed once."""
+    walked = []
+    key = None
+    while True:
+        if t in known:
+            key = known[t]
+            break
+        walked.append(t)
+        op = t._op
+        if op._type == "VariableV2":
+            key = op._attrs["shared_name"]
+            break
+        if op._type == "Identity":
+            t = op._inputs[0]
+        elif op._type == "Placeholder" and t in getattr(op._graph, "capture_sources", ()):
+            t = op._graph.capture_sources[t]
+        else:
+            break
+    for tensor in walked:
+        known[tensor] = key
+    return key
+
+
 class _TieredPlan:
     """A large plan: unoptimized on its first run, optimized from its second one."""
 
-    def __init__(self, first: Plan, optimized):
+    def __init__(self, first: Plan, optimized, writes: Optional[tuple]):
         self._plan = first
         self._optimized = optimized
         self.structure_version = first.structure_version
+        self.writes = writes
 
     def run(self, context: Optional[RunContext], feed_values: Sequence,
             trace: Optional[list] = None) -> list:

@@ -6,7 +6,6 @@ compiled once per (fetches, feeds) signature and cached.
 """
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -21,6 +20,7 @@ from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from gradflow.runtime import tracing
 from gradflow.runtime.executor import (RunContext, compile_plan, graph_structure_version,
                                        required_ops)
+from gradflow.runtime.state_locks import StateLocks, release
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
 
@@ -91,7 +91,7 @@ class Session:
         self._variables: dict = {}
         self._plans: dict = {}
         self._single_fetches: dict = {}  # a lone fetched tensor or op -> its _Fetches
-        self._run_lock = threading.Lock()
+        self._state_locks = StateLocks()
         self._default_context = None
         self._config = tracing.checked_config(config)
 
@@ -116,14 +116,24 @@ class Session:
         feed_tensors, feed_values = self._feeds(feed_dict)
         plan = self._plan(flat.tensors, feed_tensors, flat.targets)
         context = RunContext(self, self._variables)
-        results = plan.run(context, feed_values, trace)
+        writes = plan.writes
+        if writes is not None and not writes:  # reads only: committed values, no lock
+            results = plan.run(context, feed_values, trace)
+            if context.pending:  # a write state_writes did not foresee: still kept whole
+                held = self._state_locks.acquire(None)
+                context.commit()
+                release(held)
+        else:  # read, modify and write the plan's variables as one step
+            held = self._state_locks.acquire(writes)
+            try:
+                results = plan.run(context, feed_values, trace)
+                context.commit()
+            finally:
+                release(held)
         if trace is not None:
             tracing.fill_step_stats(run_metadata, trace)
         if options is not None and options.output_partition_graphs and run_metadata is not None:
             run_metadata.partition_graphs.add().CopyFrom(self._graph.as_graph_def())
-        if context.pending:
-            with self._run_lock:
-                context.commit()
         return flat.build(results)
 
     def _fetches(self, fetches) -> _Fetches:

@@ -6,12 +6,18 @@ collections) and ``model.npz`` (every NumPy array attr, e.g. constants).
 inputs, attrs and name, so the new graph runs and differentiates like the old one.
 Loading never executes code: JSON and ``allow_pickle=False`` arrays only, every
 reference and attr kind checked, and sizes bounded by :class:`LoadLimits`; a bad file
-raises ValueError naming the problem.
+raises ValueError naming the file and the problem. At load, each op's attrs are checked
+against its kernel's keyword parameters (no unknown attr, none missing, each of the
+kind its default has, integers within int64), calls must pass their function's
+number of arguments, and control dependencies must not form a cycle; only regular
+files are read.
 """
 from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
+import inspect
 import json
 import math
 import os
@@ -21,11 +27,11 @@ import numpy as np
 
 from gradflow.framework import dtypes
 from gradflow.framework.function import FuncGraph, Function
-from gradflow.framework.graph import Graph, GraphKeys, Operation, Tensor
+from gradflow.framework.graph import Graph, GraphKeys, Operation, Tensor, gc_paused
 from gradflow.framework.registry import get_op_def
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.state import Variable
-from gradflow.tools.npz_io import NpzReader, atomic_write_text, write_npz
+from gradflow.tools.npz_io import NpzReader, atomic_write_text, open_regular, write_npz
 
 __all__ = ["save_graph", "load_graph", "LoadLimits", "FORMAT", "VERSION"]
 
@@ -43,6 +49,9 @@ class LoadLimits:
     max_array_bytes: int = 1 << 30
     max_total_array_bytes: int = 4 << 30
     max_attr_depth: int = 32
+    max_functions: int = 100_000
+    max_name_chars: int = 4096
+    max_name_depth: int = 256
 
 
 def _paths(path: str) -> tuple[str, str]:
@@ -228,23 +237,27 @@ def load_graph(path: str, limits: Optional[LoadLimits] = None) -> Graph:
     limits = limits or LoadLimits()
     json_path, npz_path = _paths(path)
     document = _read_json(json_path, limits)
-    arrays = NpzReader(npz_path, limits.max_array_bytes) if os.path.exists(npz_path) else None
+    arrays = NpzReader(npz_path, limits.max_array_bytes) if os.path.lexists(npz_path) else None
     try:
-        return _Decoder(document, arrays, limits, json_path).build()
+        with gc_paused():  # thousands of new objects, none garbage: no full collections
+            return _Decoder(document, arrays, limits, json_path).build()
+    except ValueError as err:
+        raise ValueError(f"{json_path}: {err}") from None
     finally:
         if arrays is not None:
             arrays.close()
 
 
 def _read_json(path: str, limits: LoadLimits) -> dict:
-    size = os.path.getsize(path)
-    if size > limits.max_json_bytes:
-        raise ValueError(f"{path} is {size} bytes, over the limit of {limits.max_json_bytes}")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    with open_regular(path, "graph file") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size <= limits.max_json_bytes:
+            data = f.read(size + 1)  # a file grown since: caught below, never read whole
+    if size > limits.max_json_bytes or len(data) > limits.max_json_bytes:
+        raise ValueError(f"{path} is over the limit of {limits.max_json_bytes} bytes")
     try:
-        document = json.loads(text, parse_constant=_reject_constant)
-    except (json.JSONDecodeError, RecursionError) as err:
+        document = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as err:  # bad JSON, bad UTF-8, 4,300+ digit ints
         raise ValueError(f"{path} is not valid JSON: {err}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"{path} is not a gradflow graph file (format {FORMAT!r} expected)")
@@ -287,11 +300,19 @@ class _Decoder:
         if total_ops > self.limits.max_ops:
             raise ValueError(f"the file holds {total_ops} ops, over the limit of "
                              f"{self.limits.max_ops}")
+        if len(function_entries) > self.limits.max_functions:
+            raise ValueError(f"the file holds {len(function_entries)} functions, over the "
+                             f"limit of {self.limits.max_functions}")
         self.graphs = self._make_graphs(graph_entries)
         self.functions = [None] * len(function_entries)
+        functions_of: dict = {}  # graph index -> its functions' indices (linear, not a scan)
+        for index, entry in enumerate(function_entries):
+            owner = _expect(entry, dict, f"function {index}").get("graph")
+            if isinstance(owner, int):  # others are never built: their uses are refused
+                functions_of.setdefault(owner, []).append(index)
         for index, (graph, entry) in enumerate(zip(self.graphs, graph_entries)):
             self._build_ops(graph, entry, index)
-            self._build_functions(index, function_entries)
+            self._build_functions(index, function_entries, functions_of.get(index, ()))
         for graph, entry in zip(self.graphs, graph_entries):
             if isinstance(graph, FuncGraph):
                 self._link_function_graph(graph, entry)
@@ -308,7 +329,8 @@ class _Decoder:
             outer = _expect(entry.get("outer"), int, f"graph {index} 'outer'")
             if not index < outer < len(entries):
                 raise ValueError(f"graph {index}: outer graph {outer} must come after it")
-            name = _expect(entry.get("name"), str, f"graph {index} 'name'")
+            name = self._checked_name(_expect(entry.get("name"), str, f"graph {index} 'name'"),
+                                      f"graph {index}")
             graphs[index] = FuncGraph(name, graphs[outer])
         return graphs
 
@@ -319,16 +341,32 @@ class _Decoder:
                 self._build_op(graph, _expect(op_entry, dict, f"graph {index} op {i}"))
             for op_entry in ops:
                 op = graph.get_operation_by_name(op_entry["name"])
-                for name in _expect(op_entry.get("control_inputs", []), list,
-                                    f"op '{op.name}' 'control_inputs'"):
-                    op.add_control_input(self._op_ref(graph, name, op.name))
+                controls = [self._op_ref(graph, name, op.name) for name in
+                            _expect(op_entry.get("control_inputs", []), list,
+                                    f"op '{op.name}' 'control_inputs'")]
+                if op in controls:
+                    raise ValueError(f"op '{op.name}' has a control dependency on itself")
+                op.add_control_inputs(controls)
+        _check_acyclic(graph)
         _mark_scopes_used(graph)
 
+    def _checked_name(self, name: str, what: str) -> str:
+        """``name`` if it is of a sane length and depth: checked before any work on it."""
+        if len(name) > self.limits.max_name_chars:
+            raise ValueError(f"{what}: a name of {len(name)} characters, over the limit of "
+                             f"{self.limits.max_name_chars}")
+        depth = name.count("/")
+        if depth > self.limits.max_name_depth:
+            raise ValueError(f"{what}: a name {depth} scopes deep, over the limit of "
+                             f"{self.limits.max_name_depth}")
+        return name
+
     def _build_op(self, graph: Graph, entry: dict) -> Operation:
-        name = _expect(entry.get("name"), str, "an op's 'name'")
+        name = self._checked_name(_expect(entry.get("name"), str, "an op's 'name'"),
+                                  "an op")
         op_type = _expect(entry.get("type"), str, f"op '{name}' 'type'")
         try:
-            get_op_def(op_type)
+            op_def = get_op_def(op_type)
         except ValueError:
             raise ValueError(f"op '{name}': unknown op type '{op_type}' (not registered in "
                              "this gradflow)") from None
@@ -338,6 +376,8 @@ class _Decoder:
                  self._value(value, f"op '{name}' attr '{key}'", 0)
                  for key, value in _expect(entry.get("attrs", {}), dict,
                                            f"op '{name}' 'attrs'").items()}
+        _check_attrs(op_def, name, attrs)
+        _check_call_arity(op_type, name, len(inputs), attrs)
         if op_type == "Const":
             _check_const(name, attrs)
         origin = entry.get("original_op")
@@ -371,12 +411,10 @@ class _Decoder:
             raise ValueError(f"'{user}': bad op reference {name!r} (no op of that name)")
         return graph.get_operation_by_name(name)
 
-    def _build_functions(self, graph_index: int, entries: list) -> None:
+    def _build_functions(self, graph_index: int, entries: list, indices) -> None:
         graph = self.graphs[graph_index]
-        for index, entry in enumerate(entries):
-            entry = _expect(entry, dict, f"function {index}")
-            if entry.get("graph") != graph_index:
-                continue
+        for index in indices:
+            entry = entries[index]
             where = f"function {index}"
             self.functions[index] = Function(
                 graph, [self._tensor_ref(graph, r, where) for r in
@@ -500,17 +538,23 @@ def _decode_float(value) -> float:
     raise TypeError("not a number")
 
 
+_INT64 = 1 << 63
+
+
 def _decode_int(value) -> int:
-    return _expect(value, int, "an int attr")
+    value = _expect(value, int, "an int attr")
+    if not -_INT64 <= value < _INT64:
+        raise ValueError(f"an int attr of {value.bit_length()} bits is out of int64 range")
+    return value
 
 
 def _decode_shape(value) -> TensorShape:
     if value is None:
         return TensorShape(None)
     dims = _expect(value, list, "a shape")
-    if not all(d is None or (isinstance(d, int) and not isinstance(d, bool) and d >= 0)
+    if not all(d is None or (isinstance(d, int) and not isinstance(d, bool) and 0 <= d < _INT64)
                for d in dims):
-        raise ValueError("dimensions must be non-negative ints or null")
+        raise ValueError("dimensions must be non-negative int64 values or null")
     return TensorShape(dims)
 
 
@@ -535,10 +579,129 @@ def _has_op(graph: Graph, name: str) -> bool:
 
 
 def _mark_scopes_used(graph: Graph) -> None:
-    """Marks every name scope of the loaded ops as taken, as building them would have."""
+    """Marks every name scope of the loaded ops as taken, as building them would have.
+
+    Scopes are walked from the deepest out and each is looked at once: the scopes an
+    earlier op marked stop the walk (names are bounded by ``LoadLimits``)."""
+    marked: set = set()
     for op in graph.get_operations():
-        parts = op.name.split("/")[:-1]
-        for i in range(1, len(parts) + 1):
-            scope = "/".join(parts[:i])
+        scopes = []
+        end = op.name.rfind("/")
+        while end > 0 and op.name[:end] not in marked:
+            scopes.append(op.name[:end])
+            end = op.name.rfind("/", 0, end)
+        for scope in reversed(scopes):
+            marked.add(scope)
             if graph.unique_name(scope, mark_as_used=False) == scope:
                 graph.unique_name(scope)
+
+
+def _check_acyclic(graph: Graph) -> None:
+    """Data and control edges must form no cycle (Kahn's algorithm: linear)."""
+    ops = graph.get_operations()
+    waiting = {op: len(op.inputs) + len(op.control_inputs) for op in ops}
+    ready = [op for op, count in waiting.items() if count == 0]
+    done = 0
+    while ready:
+        op = ready.pop()
+        done += 1
+        for successor in [c for t in op.outputs for c in t.consumers()] + op.control_outputs:
+            waiting[successor] -= 1
+            if waiting[successor] == 0:
+                ready.append(successor)
+    if done != len(ops):
+        stuck = next(op for op in ops if waiting[op])
+        raise ValueError(f"control dependencies form a cycle through op '{stuck.name}'")
+
+
+@functools.lru_cache(maxsize=None)
+def _attr_schema(op_type: str) -> Optional[tuple[dict, frozenset]]:
+    """The attrs an op type's kernel takes (name -> default, ``_REQUIRED`` if none) and
+    those it cannot run without (keyword-only, no default); None when the kernel
+    accepts any keyword, so that its attrs cannot be told."""
+    kernel = get_op_def(op_type).kernel
+    if kernel is None:
+        return None
+    try:
+        parameters = inspect.signature(kernel).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    known = {p.name: _REQUIRED if p.default is p.empty else p.default for p in parameters
+             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    required = frozenset(p.name for p in parameters
+                         if p.kind is p.KEYWORD_ONLY and p.default is p.empty)
+    return known, required
+
+
+_REQUIRED = object()
+# An attr whose kernel default is of the first kind must be of one of the second kinds.
+_ATTR_KINDS = ((bool, (bool,)), (int, (int,)), (float, (float, int)), (str, (str,)))
+# Kinds of attrs that kernels take without a default, by TF's conventional names.
+_NAMED_KINDS = {
+    **dict.fromkeys(("keep_dims", "sparse_gradient", "adjoint", "with_counts", "exclusive",
+                     "reverse", "full_matrices", "transpose_a", "transpose_b", "adj_x",
+                     "adj_y", "lower", "compute_uv", "compute_v", "record_history",
+                     "dynamic_size", "identical_element_shapes", "descending"),
+                    ("bool", (bool,))),
+    **dict.fromkeys(("seed", "seed2", "stream", "num_split", "num", "batch_dims",
+                     "num_loop_vars", "num_inputs"), ("int", (int,))),
+    **dict.fromkeys(("message", "data_format", "shared_name", "equation",
+                     "tensor_array_name"), ("str", (str,))),
+    **dict.fromkeys(("dtype", "out_type", "out_idx", "output_type", "SrcT", "DstT"),
+                    ("dtype", (dtypes.DType,))),
+    **dict.fromkeys(("f", "then_branch", "else_branch", "cond", "body"),
+                    ("function", (Function,))),
+}
+
+
+def _expected_kind(key: str, default) -> Optional[tuple[str, tuple]]:
+    """(name, accepted types) of attr ``key`` from its kernel default, else its name."""
+    for default_kind, kinds in _ATTR_KINDS:
+        if isinstance(default, default_kind):
+            return default_kind.__name__, kinds
+    return _NAMED_KINDS.get(key) if default is _REQUIRED or default is None else None
+
+
+def _check_attrs(op_def, name: str, attrs: dict) -> None:
+    """Every attr known to the op's kernel and of its default's kind; none missing."""
+    schema = _attr_schema(op_def.type)
+    if schema is None:
+        return
+    known, required = schema
+    for key, value in attrs.items():
+        if key.startswith("_"):
+            continue  # graph-level attrs (colocation, compile scopes, overrides)
+        if key not in known:
+            raise ValueError(f"op '{name}' ({op_def.type}): unknown attr '{key}' (its "
+                             f"kernel takes {sorted(k for k in known if k != 'ctx')})")
+        expected = _expected_kind(key, known[key])
+        if expected is not None and (not isinstance(value, expected[1]) or (
+                isinstance(value, bool) and bool not in expected[1])):
+            raise ValueError(f"op '{name}' ({op_def.type}): attr '{key}' must be a "
+                             f"{expected[0]}, got {type(value).__name__}")
+    missing = sorted(required - attrs.keys())
+    if missing:
+        raise ValueError(f"op '{name}' ({op_def.type}): attr '{missing[0]}' is missing")
+
+
+def _check_call_arity(op_type: str, name: str, num_inputs: int, attrs: dict) -> None:
+    """Ops running graph functions must pass each function its number of arguments."""
+    if op_type == "PartitionedCall":
+        calls = [("f", attrs.get("f"), num_inputs)]
+    elif op_type == "If":
+        calls = [(k, attrs.get(k), num_inputs - 1) for k in ("then_branch", "else_branch")]
+    elif op_type == "While":
+        calls = [(k, attrs.get(k), num_inputs) for k in ("cond", "body")]
+        body, loop_vars = attrs.get("body"), attrs.get("num_loop_vars")
+        if isinstance(body, Function) and len(body.outputs) != loop_vars:
+            raise ValueError(f"op '{name}' (While): body returns {len(body.outputs)} values "
+                             f"for {loop_vars} loop variables")
+    else:
+        return
+    for key, function, passed in calls:
+        if isinstance(function, Function) and len(function.inputs) != passed:
+            raise ValueError(f"op '{name}' ({op_type}): passes {passed} arguments to "
+                             f"function '{function.name}' (attr '{key}'), which takes "
+                             f"{len(function.inputs)}")

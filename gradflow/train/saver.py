@@ -137,7 +137,7 @@ class Saver:
                 f"{var.op.name}) not found in checkpoint {save_path}, which holds "
                 f"{sorted(reader.keys)}. The graph's variables differ from the ones saved.")
         try:
-            value = reader.read(key)
+            value = reader.read(key, max_elements=var.shape.num_elements())  # before inflating
         except ValueError as err:
             raise errors.DataLossError(None, None, f"Checkpoint {save_path} is malformed: "
                                        f"{err}") from None

@@ -6,7 +6,9 @@ import copy
 import io
 import json
 import os
+import pathlib
 import pickle
+import time
 import signal
 import tracemalloc
 import warnings
@@ -20,6 +22,7 @@ from hypothesis import strategies as st
 import gradflow as gf
 from gradflow.framework import errors
 from gradflow.tools import LoadLimits, load_graph, save_graph
+from gradflow.tools.npz_io import NpzReader
 
 FUZZ_EXAMPLES = int(os.environ.get("GRADFLOW_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, database=None, derandomize=True,
@@ -444,3 +447,274 @@ def test_fuzz_checkpoint_state_file(tmp_path):
         assert state is None or isinstance(state.model_checkpoint_path, str)
 
     check()
+
+
+# ------------------------------------------------- special files (issue 20, item 7)
+def _special_file(folder, name: str, kind: str) -> str:
+    path = str(folder / name)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        os.symlink("/dev/zero", path)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero"])
+@pytest.mark.parametrize("member", ["json", "npz"])
+def test_a_graph_file_that_is_not_regular_is_refused_at_once(seed_files, tmp_path, kind,
+                                                             member):
+    json_bytes, npz_bytes = seed_files
+    path = _write(tmp_path, json_bytes, npz_bytes)
+    os.remove(f"{path}.{member}")
+    special = _special_file(tmp_path, f"m.{member}", kind)
+    with watchdog(5), pytest.raises(ValueError, match="not a regular file") as raised:
+        load_graph(path)
+    assert special in str(raised.value)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero"])
+def test_a_checkpoint_that_is_not_regular_is_refused_at_once(checkpoint, kind):
+    saver, sess, variables, path, _ = checkpoint
+    os.remove(path + ".npz")
+    _special_file(pathlib.Path(path).parent, pathlib.Path(path).name + ".npz", kind)
+    with watchdog(5), pytest.raises(CHECKPOINT_ERRORS) as raised:
+        saver.restore(sess, path)
+    assert path in str(raised.value)
+
+
+# --------------------------------------------- checkpoint bombs (issue 20, item 7)
+def _bomb_checkpoint(data: bytes, key: str, declared: tuple, method: int,
+                     written: int) -> bytes:
+    """The checkpoint ``data`` with member ``key`` replaced: a header declaring
+    ``declared`` float32 elements followed by ``written`` zero bytes, compressed."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=method) as archive:
+        for info in source.infolist():
+            if info.filename != key + ".npy":
+                archive.writestr(info, source.read(info))
+                continue
+            with archive.open(key + ".npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array_header_1_0(
+                    member, {"descr": "<f4", "fortran_order": False, "shape": declared})
+                chunk = bytes(1 << 20)
+                for start in range(0, written, len(chunk)):
+                    member.write(chunk[:written - start])
+    return out.getvalue()
+
+
+def _refused_quickly(checkpoint, data: bytes, match: str) -> tuple:
+    """Restoring ``data`` raises a checkpoint error matching ``match``; returns the
+    seconds it took and the peak bytes allocated meanwhile."""
+    saver, sess, variables, path, _ = checkpoint
+    with open(path + ".npz", "wb") as f:
+        f.write(data)
+    start = time.perf_counter()
+    tracemalloc.start()
+    try:
+        with watchdog(10), pytest.raises(CHECKPOINT_ERRORS, match=match) as raised:
+            saver.restore(sess, path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert path in str(raised.value) and "'w'" in str(raised.value)
+    return time.perf_counter() - start, peak
+
+
+def test_a_deflate_bomb_for_a_six_element_variable_is_refused_unread(checkpoint):
+    data = _bomb_checkpoint(checkpoint[4], "w", (64 << 20,), zipfile.ZIP_DEFLATED, 256 << 20)
+    assert len(data) < 1 << 20  # 256 MiB of zeros in under 1 MB
+    seconds, peak = _refused_quickly(checkpoint, data, "needs at most 6")
+    assert seconds < 1.0 and peak < 1 << 20
+
+
+def test_an_lzma_member_is_refused_before_inflating(checkpoint):
+    data = _bomb_checkpoint(checkpoint[4], "w", (2, 3), zipfile.ZIP_LZMA, 24)
+    _refused_quickly(checkpoint, data, "only stored and deflated")
+
+
+def test_a_header_declaring_gigabytes_is_refused_without_allocating(checkpoint):
+    data = _bomb_checkpoint(checkpoint[4], "w", (3 << 30,), zipfile.ZIP_STORED, 0)
+    seconds, peak = _refused_quickly(checkpoint, data, "needs at most 6")
+    assert seconds < 1.0 and peak < 1 << 20
+
+
+def test_a_member_declaring_a_size_its_header_does_not_imply_is_refused(checkpoint):
+    data = _bomb_checkpoint(checkpoint[4], "w", (2, 3), zipfile.ZIP_DEFLATED, 1 << 20)
+    _refused_quickly(checkpoint, data, "header implies")
+
+
+# ------------------------------------------ graph files checked at load (item 7)
+def _mutated_load(seed_files, tmp_path, edit) -> pytest.ExceptionInfo:
+    """Loads the seed graph after ``edit(document)``; returns the ValueError raised."""
+    json_bytes, npz_bytes = seed_files
+    document = json.loads(json_bytes)
+    edit(document)
+    path = _write(tmp_path, json.dumps(document).encode(), npz_bytes)
+    with watchdog(10), pytest.raises(ValueError) as raised:
+        load_graph(path)
+    assert path + ".json" in str(raised.value)  # the error names the file
+    return raised
+
+
+def _op(document, name: str, graph: int = -1) -> dict:
+    return next(op for op in document["graphs"][graph]["ops"] if op["name"] == name)
+
+
+@pytest.mark.parametrize("attr, value, message", [
+    ("evil", {"kind": "int", "value": 1}, "unknown attr 'evil'"),
+    ("transpose_a", {"kind": "int", "value": 1}, "attr 'transpose_a' must be a bool"),
+    ("transpose_b", {"kind": "str", "value": "yes"}, "attr 'transpose_b' must be a bool"),
+    ("transpose_a", {"kind": "int", "value": 2**80}, "out of int64 range")])
+def test_attrs_are_checked_against_the_op_schema_at_load(seed_files, tmp_path, attr, value,
+                                                        message):
+    def edit(document):
+        _op(document, "layer/MatMul")["attrs"][attr] = value
+    raised = _mutated_load(seed_files, tmp_path, edit)
+    assert message in str(raised.value) and "layer/MatMul" in str(raised.value)
+
+
+def test_a_missing_attr_is_refused_at_load(seed_files, tmp_path):
+    def edit(document):
+        del _op(document, "while/While")["attrs"]["num_loop_vars"]
+    assert "attr 'num_loop_vars' is missing" in str(_mutated_load(seed_files, tmp_path, edit).value)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: _op(d, "loss")["control_inputs"].append("loss"), "on itself"),
+    (lambda d: _op(d, "layer/MatMul")["control_inputs"].append("out"), "cycle"),
+    (lambda d: _op(d, "cond/If")["inputs"].pop(), "passes 1 arguments"),
+    (lambda d: _op(d, "while/While")["attrs"].update(
+        num_loop_vars={"kind": "int", "value": 1}), "loop variables"),
+    (lambda d: _op(d, "cube", 1)["inputs"].append("capture:0"), "passes 2 arguments")])
+def test_cycles_self_dependencies_and_arity_are_refused_at_load(seed_files, tmp_path, edit,
+                                                                message):
+    assert message in str(_mutated_load(seed_files, tmp_path, edit).value)
+
+
+def test_an_absurd_op_name_is_refused_cheaply(seed_files, tmp_path):
+    """An 80 KB name 40,000 scopes deep: refused before any work on its scopes."""
+    name = "/".join(["a"] * 40_000)
+
+    def edit(document):
+        document["graphs"][-1]["ops"].append({"name": name, "type": "NoOp"})
+    start = time.perf_counter()
+    tracemalloc.start()
+    try:
+        raised = _mutated_load(seed_files, tmp_path, edit)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "over the limit of 4096" in str(raised.value)
+    assert time.perf_counter() - start < 2.0 and peak < 32 << 20
+
+
+def _function_table(count: int) -> dict:
+    """A document of ``count`` one-op function graphs, each in the function table."""
+    placeholder = {"name": "a", "type": "Placeholder", "attrs": {
+        "dtype": {"kind": "dtype", "value": "float32"}, "shape": {"kind": "shape", "value": []}}}
+    graphs = [{"name": f"f{i}", "outer": count, "ops": [placeholder], "inputs": ["a:0"],
+               "outputs": ["a:0"]} for i in range(count)]
+    return {"format": "gradflow.graph", "version": 1, "graphs": graphs + [{"ops": []}],
+            "functions": [{"name": f"f{i}", "graph": i, "inputs": ["a:0"],
+                           "outputs": ["a:0"]} for i in range(count)]}
+
+
+def test_function_tables_load_in_linear_time(tmp_path):
+    def seconds(count: int) -> float:
+        path = tmp_path / f"t{count}"
+        (tmp_path / f"t{count}.json").write_text(json.dumps(_function_table(count)))
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            load_graph(str(path))
+            best = min(best, time.perf_counter() - start)
+        return best
+    assert seconds(4000) < 8 * seconds(1000) + 0.05  # linear: ~4x; quadratic: ~16x
+
+
+def test_the_function_table_is_bounded(tmp_path):
+    (tmp_path / "t.json").write_text(json.dumps(_function_table(20)))
+    with pytest.raises(ValueError, match="20 functions, over the limit of 10"):
+        load_graph(str(tmp_path / "t"), LoadLimits(max_functions=10))
+
+
+@st.composite
+def schema_edits(draw, document):
+    """One edit of what the loader checks against schemas and structure: an attr added
+    or of another kind, a huge integer, a control input (maybe a cycle), an input of a
+    call dropped or repeated."""
+    document = copy.deepcopy(document)
+    graph = draw(st.sampled_from(document["graphs"]))
+    if not graph["ops"]:
+        return Mutated(document, [])
+    op = draw(st.sampled_from(graph["ops"]))
+    names = [o["name"] for o in graph["ops"]]
+    choice = draw(st.sampled_from(["attr", "huge", "control", "inputs"]))
+    if choice == "attr":
+        key = draw(st.sampled_from(sorted(op.get("attrs", {})) + ["evil", "T", "_x"]))
+        value = draw(st.sampled_from([{"kind": "int", "value": 3}, {"kind": "bool", "value": True},
+                                      {"kind": "str", "value": "s"},
+                                      {"kind": "float", "value": 0.5}, {"kind": "none"},
+                                      {"kind": "list", "value": []}]))
+        op.setdefault("attrs", {})[key] = value
+    elif choice == "huge":
+        key = draw(st.sampled_from(sorted(op.get("attrs", {})) + ["n"]))
+        op.setdefault("attrs", {})[key] = {"kind": "int", "value": draw(st.sampled_from(
+            [2**63, -2**63 - 1, 2**200, 2**63 - 1]))}
+    elif choice == "control":
+        op.setdefault("control_inputs", []).append(draw(st.sampled_from(names)))
+    elif op.get("inputs"):
+        inputs = op["inputs"]
+        if draw(st.booleans()):
+            inputs.pop(draw(st.integers(0, len(inputs) - 1)))
+        else:
+            inputs.append(draw(st.sampled_from(inputs)))
+    return Mutated(document, [(choice, op["name"])])
+
+
+def test_fuzz_schema_and_structure_edits(seed_files, tmp_path):
+    json_bytes, npz_bytes = seed_files
+    document = json.loads(json_bytes)
+
+    @FUZZ
+    @given(schema_edits(document))
+    def check(mutated):
+        graph = _load_cleanly(_write(tmp_path, json.dumps(mutated.document).encode(),
+                                     npz_bytes))
+        if graph is not None:  # what loads has no cycle, and runs its constants
+            assert all(op not in op.control_inputs for op in graph.get_operations())
+
+    check()
+
+
+def test_fuzz_checkpoint_size_declarations(checkpoint):
+    """Headers and member sizes that disagree with each other and with the variable."""
+    @FUZZ
+    @given(st.sampled_from(["w", "b", "step"]),
+           st.lists(st.integers(0, 1 << 40), max_size=3).map(tuple),
+           st.sampled_from([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2,
+                            zipfile.ZIP_LZMA]),
+           st.integers(0, 4096))
+    def check(key, declared, method, written):
+        data = _bomb_checkpoint(checkpoint[4], key, declared, method, written)
+        _restore_cleanly(*checkpoint[:4], data)
+
+    check()
+
+
+def test_a_header_declaring_more_than_its_data_can_hold_is_refused(checkpoint, tmp_path):
+    """Without a target's size to go by, the member's own bytes bound the array: stored
+    data holds at most its size, deflated data ~1032 times it."""
+    for method in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        path = tmp_path / f"declared-{method}.npz"
+        path.write_bytes(_bomb_checkpoint(checkpoint[4], "w", (3 << 28,), method, 4096))
+        tracemalloc.start()
+        try:
+            with NpzReader(str(path), 1 << 34) as reader, \
+                    pytest.raises(ValueError, match="more than the data can hold") as raised:
+                reader.read("w")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert str(path) in str(raised.value) and peak < 1 << 20
