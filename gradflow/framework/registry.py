@@ -115,8 +115,13 @@ def get_gradient_function(op) -> Optional[Callable]:
     try:
         return _GRADIENTS[op_type]
     except KeyError:
+        # TF1 names the op's own type; the override, when there is one, is what to fix
+        override = (f"; gradient_override_map maps it to '{op_type}', which has no "
+                    "registered gradient" if op_type != op.type else "")
         raise LookupError(
-            f"No gradient defined for operation '{op.name}' (op type: {op_type})") from None
+            f"No gradient defined for operation '{op.name}' (op type: {op.type}){override}. "
+            "Register one with @RegisterGradient, or wrap the op's input in stop_gradient "
+            "if no gradient is needed.") from None
 
 
 _targets = threading.local()

@@ -311,6 +311,16 @@ def test_G7_unregistered_op_on_path_raises_lookup_error():
         gf.gradients(op.outputs[0], x)
 
 
+def test_G7_missing_override_names_the_ops_own_type():
+    # TF1: "No gradient defined for operation 'foo' (op type: Identity)"
+    x = gf.constant(1.0)
+    with gf.get_default_graph().gradient_override_map({"Identity": "NoSuchGrad"}):
+        y = gf.identity(x, name="foo")
+    with pytest.raises(LookupError, match=r"operation 'foo' \(op type: Identity\); "
+                                          r"gradient_override_map maps it to 'NoSuchGrad'"):
+        gf.gradients(y, x)
+
+
 def test_G7_prevent_gradient_mentions_message():
     x = gf.placeholder(gf.float32, shape=[])
     y = gf.prevent_gradient(x, message="second derivative unsupported")

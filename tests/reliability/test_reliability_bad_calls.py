@@ -127,7 +127,8 @@ CATALOGUE = [
         LookupError, "explicitly disabled.*no way",
         lambda w: (gf.reduce_sum(gf.prevent_gradient(w.y, message="no way")),)),
     Bad("gradients: no gradient registered", lambda w, y: gf.gradients(y, w.x), LookupError,
-        r"No gradient defined for operation 'Sin' \(op type: NoSuchGradient\)",
+        r"No gradient defined for operation 'Sin' \(op type: Sin\); gradient_override_map "
+        r"maps it to 'NoSuchGradient'",
         lambda w: (_sin_with_gradient(w, "NoSuchGradient"),)),
     Bad("gradients: a rule returns two gradients for one input",
         lambda w, y: gf.gradients(y, w.x), ValueError,
