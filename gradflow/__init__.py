@@ -73,3 +73,8 @@ from gradflow import debugging  # noqa: F401,E402
 from gradflow.summary import Event, SessionLog, Summary  # noqa: F401,E402
 from gradflow.compat import v1 as _compat_v1  # noqa: F401,E402
 from gradflow import client  # noqa: F401,E402
+# Input pipelines: tf.data, TFRecord files, Example parsing (tf.python_io, tf.image).
+from gradflow.ops.parsing_ops import (  # noqa: F401,E402
+    FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, decode_csv, decode_raw,
+    parse_example, parse_single_example, parse_single_sequence_example, string_split)
+from gradflow import data, image, python_io  # noqa: F401,E402

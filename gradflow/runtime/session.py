@@ -94,6 +94,9 @@ class Session:
         self._run_lock = threading.Lock()
         self._default_context = None
         self._config = tracing.checked_config(config)
+        # stateful resources of input pipelines (iterators, queues, readers), by key
+        self._resources: dict = {}
+        self._resources_lock = threading.Lock()
 
     @property
     def graph(self) -> Graph:
@@ -106,6 +109,15 @@ class Session:
     def variable_store(self) -> dict:
         """This session's variable values, keyed by variable op (read-only use please)."""
         return self._variables
+
+    def resource(self, key, factory: Optional[Callable[[], Any]] = None):
+        """The session's resource under ``key`` (an iterator, a queue, a reader), made by
+        ``factory()`` on first use (no factory: None when absent); ``close()`` closes it."""
+        with self._resources_lock:
+            found = self._resources.get(key)
+            if found is None and factory is not None:
+                found = self._resources[key] = factory()
+            return found
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Computes ``fetches`` (any nest) with ``feed_dict`` overriding tensors' values."""
@@ -205,6 +217,10 @@ class Session:
 
     def close(self) -> None:
         self._closed = True
+        with self._resources_lock:
+            resources, self._resources = self._resources, {}
+        for resource in resources.values():  # stops their threads and wakes blocked runs
+            resource.close()
         self._plans.clear()
         self._single_fetches.clear()
         self._variables.clear()

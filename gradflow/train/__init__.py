@@ -20,6 +20,9 @@ from gradflow.train.learning_rate_decay import (
 from gradflow.train.moving_averages import ExponentialMovingAverage
 from gradflow.train.saver import (
     CheckpointState, Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint)
+from gradflow.framework.example_proto import (
+    BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List,
+    SequenceExample)
 
 __all__ = [
     "Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
@@ -31,4 +34,6 @@ __all__ = [
     "exponential_decay", "inverse_time_decay", "natural_exp_decay", "polynomial_decay",
     "piecewise_constant", "piecewise_constant_decay", "cosine_decay", "cosine_decay_restarts",
     "linear_cosine_decay", "noisy_linear_cosine_decay", "ExponentialMovingAverage",
+    "BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList",
+    "Int64List", "SequenceExample",
 ]
