@@ -87,20 +87,24 @@ class Dataset:
     def from_tensor_slices(tensors) -> "Dataset":
         """Elements are the slices of ``tensors`` along their first dimension."""
         graph = get_default_graph()
-        with graph.atomic(), name_scope("normalize_element"):
-            structure = nest.normalize(tensors)
-            flat = [convert_to_tensor(v, name=f"component_{i}")
-                    for i, v in enumerate(nest.flatten(structure))]
-        if not flat:
-            raise ValueError("Unbatching a dataset is only supported for rank >= 1")
-        first = TensorShape(None)
-        for tensor in flat:
-            if tensor.shape.ndims == 0:
-                raise ValueError("Unbatching a tensor is only supported for rank >= 1")
-            first = first.merge_with(tensor.shape[:1]) if tensor.shape.ndims else first
-        specs = [_Spec(t.dtype, t.shape[1:] if t.shape.ndims is not None else None)
-                 for t in flat]
         with graph.atomic():
+            with name_scope("normalize_element"):
+                structure = nest.normalize(tensors)
+                flat = [convert_to_tensor(v, name=f"component_{i}")
+                        for i, v in enumerate(nest.flatten(structure))]
+            first = TensorShape(None)
+            for tensor in flat:
+                if tensor.shape.ndims == 0:
+                    raise ValueError("Unbatching a tensor is only supported for rank >= 1")
+                if tensor.shape.ndims is not None:
+                    try:
+                        first = first.merge_with(tensor.shape[:1]) if first.ndims else \
+                            tensor.shape[:1]
+                    except ValueError:
+                        raise ValueError(f"Dimensions {first[0]} and {tensor.shape[0]} are "
+                                         "not compatible") from None
+            specs = [_Spec(t.dtype, t.shape[1:] if t.shape.ndims is not None else None)
+                     for t in flat]
             variant = dataset_ops.make_dataset("TensorSliceDataset", flat)
         return Dataset(variant, nest.pack(structure, specs), specs)
 
