@@ -61,7 +61,11 @@ class IterationEnv:
                                         "closed or it was re-initialized)")
 
     def close(self) -> None:
+        """Tells every thread to stop (they notice within ``_POLL_S``)."""
         self.stop.set()
+
+    def join(self) -> None:
+        """Waits for the threads (and pools) of this env to end."""
         with self._lock:
             threads, self._threads = self._threads, []
             pools, self._pools = self._pools, []
@@ -104,6 +108,7 @@ class IteratorResource:
         old = self._env
         if old is not None:
             old.close()
+            old.join()
         env = IterationEnv(ctx)
         with self._lock:
             self._env = env
@@ -131,9 +136,13 @@ class IteratorResource:
                     f"{list(np.shape(value))}, incompatible with the iterator's {shape}")
 
     def close(self) -> None:
+        if self._env is not None:
+            self._env.close()
+
+    def join(self) -> None:
         env, self._env = self._env, None
         if env is not None:
-            env.close()
+            env.join()
 
 
 def _stack(values: list, index: int) -> np.ndarray:

@@ -131,7 +131,7 @@ def _tfrecord_kernel(filenames, compression_type, buffer_size):
     def elements(env):
         for name in names:
             for record in open_records("TFRecord", name, compression):
-                yield (np.asarray(record, dtype=object),)
+                yield (record,)
     return it.DatasetValue(elements)
 
 
@@ -157,7 +157,7 @@ def _text_line_kernel(filenames, compression_type, buffer_size):
             with _open_binary(name, compression) as source:
                 for line in source:
                     line = line[:-1] if line.endswith(b"\n") else line
-                    yield (np.asarray(line[:-1] if line.endswith(b"\r") else line, dtype=object),)
+                    yield (line[:-1] if line.endswith(b"\r") else line,)
     return it.DatasetValue(elements)
 
 
@@ -177,7 +177,7 @@ def _fixed_length_kernel(filenames, header_bytes, record_bytes, footer_bytes, bu
                     f"bytes), input file \"{name}\" has body length {len(body)} bytes, which is "
                     f"not an exact multiple of the record length ({width} bytes).")
             for start in range(0, len(body), width):
-                yield (np.asarray(body[start:start + width], dtype=object),)
+                yield (body[start:start + width],)
     return it.DatasetValue(elements)
 
 
@@ -499,7 +499,7 @@ def _get_next_kernel(resource, *, output_types, output_shapes):
 
 
 def _to_string_handle_kernel(resource):
-    return np.asarray(f"gradflow-iterator:{resource.key}".encode(), dtype=object)
+    return f"gradflow-iterator:{resource.key}".encode()
 
 
 def _from_string_handle_kernel(ctx, handle, *, output_types, output_shapes):

@@ -112,7 +112,8 @@ class Session:
 
     def resource(self, key, factory: Optional[Callable[[], Any]] = None):
         """The session's resource under ``key`` (an iterator, a queue, a reader), made by
-        ``factory()`` on first use (no factory: None when absent); ``close()`` closes it."""
+        ``factory()`` on first use (no factory: None when absent). ``close()`` calls each
+        resource's ``close()`` (wake what waits, stop threads), then each one's ``join()``."""
         with self._resources_lock:
             found = self._resources.get(key)
             if found is None and factory is not None:
@@ -219,8 +220,10 @@ class Session:
         self._closed = True
         with self._resources_lock:
             resources, self._resources = self._resources, {}
-        for resource in resources.values():  # stops their threads and wakes blocked runs
+        for resource in resources.values():  # wakes blocked runs, tells threads to stop
             resource.close()
+        for resource in resources.values():  # then waits for those threads to end
+            resource.join()
         self._plans.clear()
         self._single_fetches.clear()
         self._variables.clear()

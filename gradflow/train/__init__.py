@@ -23,6 +23,13 @@ from gradflow.train.saver import (
 from gradflow.framework.example_proto import (
     BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List,
     SequenceExample)
+from gradflow.train import queue_runner
+from gradflow.train.coordinator import Coordinator
+from gradflow.train.input import (
+    batch, batch_join, input_producer, limit_epochs, match_filenames_once,
+    range_input_producer, shuffle_batch, shuffle_batch_join, slice_input_producer,
+    string_input_producer)
+from gradflow.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 
 __all__ = [
     "Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
@@ -35,5 +42,8 @@ __all__ = [
     "piecewise_constant", "piecewise_constant_decay", "cosine_decay", "cosine_decay_restarts",
     "linear_cosine_decay", "noisy_linear_cosine_decay", "ExponentialMovingAverage",
     "BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList",
-    "Int64List", "SequenceExample",
+    "Int64List", "SequenceExample", "queue_runner", "Coordinator", "QueueRunner",
+    "add_queue_runner", "start_queue_runners", "batch", "batch_join", "input_producer",
+    "limit_epochs", "match_filenames_once", "range_input_producer", "shuffle_batch",
+    "shuffle_batch_join", "slice_input_producer", "string_input_producer",
 ]
