@@ -141,12 +141,47 @@ def _sparse(rows: list, dtype: dtypes.DType, batched: bool) -> tuple:
     return indices, values.astype(dtype.as_numpy_dtype), shape
 
 
+def _fixed_values(feature, dtype: dtypes.DType, key: str, shape: TensorShape, default,
+                  where: str):
+    """A FixedLenFeature's values: the proto's repeated field itself when it has the right
+    count (made an array once per batch), else the default."""
+    kind = None if feature is None else feature.WhichOneof("kind")
+    values = () if kind is None else getattr(feature, kind).value
+    if not values:
+        return _dense(np.zeros(0, dtype.as_numpy_dtype), key, shape, default, False, where)
+    if kind != _KINDS[dtype]:
+        _values(feature, dtype, key, where)  # raises TF's "Data types don't match"
+    size = shape.num_elements()
+    if len(values) != size:
+        raise errors.InvalidArgumentError(
+            None, None, f"Key: {key}, Index: 0.  Number of {kind.split('_')[0]} values != "
+            f"expected.  Values size: {len(values)} but output shape: {shape.as_list()}"
+            + where)
+    return values
+
+
+def _fixed_array(rows: list, dtype: dtypes.DType, shape: TensorShape, batched: bool):
+    """The rows of a FixedLenFeature (repeated fields or arrays) as one array."""
+    item = shape.as_tuple()
+    if dtype is dtypes.string:
+        out = np.empty((len(rows),) + item, dtype=object)
+        for i, row in enumerate(rows):
+            out[i] = np.asarray(list(row) if not isinstance(row, np.ndarray) else row,
+                                dtype=object).reshape(item)
+    else:
+        out = np.array([list(r) if not isinstance(r, np.ndarray) else r.reshape(-1)
+                        for r in rows], dtype=dtype.as_numpy_dtype).reshape((len(rows),) + item)
+    return out if batched else out[0]
+
+
 def _parse_kernel(serialized, *, sparse_keys, sparse_types, dense_keys, dense_types,
                   dense_shapes, dense_defaults, dense_sequence):
     batched = np.ndim(serialized) == 1
-    records = list(serialized) if batched else [np.asarray(serialized).item()]
+    records = list(serialized) if batched else [np.asarray(serialized, dtype=object).item()]
     sparse_rows = [[] for _ in sparse_keys]
     dense_parts = [[] for _ in dense_keys]
+    dense_specs = list(zip(dense_parts, dense_keys, dense_types, dense_shapes, dense_defaults,
+                           dense_sequence, strict=True))
     for index, record in enumerate(records):
         example = Example()
         try:
@@ -160,24 +195,24 @@ def _parse_kernel(serialized, *, sparse_keys, sparse_types, dense_keys, dense_ty
             feature = feature_map.get(key)
             rows.append(np.zeros(0, dtype.as_numpy_dtype) if feature is None
                         else _values(feature, dtype, key, where))
-        for parts, key, dtype, shape, default, sequence in zip(
-                dense_parts, dense_keys, dense_types, dense_shapes, dense_defaults,
-                dense_sequence, strict=True):
+        for parts, key, dtype, shape, default, sequence in dense_specs:
             feature = feature_map.get(key)
+            if not sequence:
+                parts.append(_fixed_values(feature, dtype, key, shape, default, where))
+                continue
             values = np.zeros(0, dtype.as_numpy_dtype) if feature is None \
                 else _values(feature, dtype, key, where)
-            parts.append(_dense(values, key, shape, default, sequence, where))
+            parts.append(_dense(values, key, shape, default, True, where))
     outputs = []
     for rows, dtype in zip(sparse_rows, sparse_types, strict=True):
         outputs.extend(_sparse(rows, dtype, batched))
-    for parts, dtype, shape, default, sequence in zip(
-            dense_parts, dense_types, dense_shapes, dense_defaults, dense_sequence, strict=True):
-        if not batched:
-            outputs.append(parts[0].astype(dtype.as_numpy_dtype))
-        elif sequence:
+    for parts, _, dtype, shape, default, sequence in dense_specs:
+        if not sequence:
+            outputs.append(_fixed_array(parts, dtype, shape, batched))
+        elif batched:
             outputs.append(_stack_padded(parts, default, dtype, shape.as_tuple()))
         else:
-            outputs.append(np.stack(parts).astype(dtype.as_numpy_dtype))
+            outputs.append(parts[0].astype(dtype.as_numpy_dtype))
     return tuple(outputs) if len(outputs) != 1 else outputs[0]
 
 
@@ -294,7 +329,7 @@ def parse_single_example(serialized, features: dict, name: Optional[str] = None,
 def _sequence_kernel(serialized, *, context, sequence):
     proto = SequenceExample()
     try:
-        proto.ParseFromString(_as_bytes(np.asarray(serialized).item()))
+        proto.ParseFromString(_as_bytes(np.asarray(serialized, dtype=object).item()))
     except Exception:  # protobuf's DecodeError and its relatives
         raise errors.InvalidArgumentError(
             None, None, "Could not parse example input as a SequenceExample") from None
@@ -413,6 +448,7 @@ def parse_single_sequence_example(serialized, context_features: Optional[dict] =
 
 
 def _decode_raw_kernel(data, *, out_type, little_endian):
+    data = np.asarray(data, dtype=object)
     dtype = np.dtype(out_type.as_numpy_dtype).newbyteorder("<" if little_endian else ">")
     items = [_as_bytes(item) for item in data.reshape(-1)]
     if not items:
@@ -456,6 +492,7 @@ def decode_raw(input_bytes=None, out_type=None, little_endian: bool = True,
 
 def _decode_csv_kernel(records, *defaults, field_delim, use_quote_delim, na_value, select_cols,
                        out_types):
+    records = np.asarray(records, dtype=object)
     columns = [np.empty(records.shape, dtype=t.as_numpy_dtype) for t in out_types]
     for index, record in enumerate(records.reshape(-1)):
         text = _as_bytes(record).decode("utf-8")
@@ -522,7 +559,8 @@ def decode_csv(records, record_defaults, field_delim: str = ",", use_quote_delim
 
 
 def _string_split_kernel(source, delimiter, *, skip_empty):
-    sep = _as_bytes(np.asarray(delimiter).item())
+    source = np.asarray(source, dtype=object)
+    sep = _as_bytes(np.asarray(delimiter, dtype=object).item())
     rows = []
     for item in source.reshape(-1):
         item = _as_bytes(item)
@@ -582,7 +620,7 @@ def _decode_image_kernel(contents, *, channels, dtype, kind):
             None, None, f"decode_{kind} needs Pillow: install the image extra "
                         "(pip install 'gradflow[image]')")
     try:
-        image = Image.open(io.BytesIO(_as_bytes(np.asarray(contents).item())))
+        image = Image.open(io.BytesIO(_as_bytes(np.asarray(contents, dtype=object).item())))
         image.load()
     except Exception as err:  # Pillow's UnidentifiedImageError, OSError on truncation
         raise errors.InvalidArgumentError(None, None, f"Invalid {kind.upper()} data: {err}") \
