@@ -63,16 +63,6 @@ from gradflow.ops.sparse_ops import (  # noqa: F401,E402
 from gradflow.ops.sequence_ops import reverse_sequence  # noqa: F401,E402
 from gradflow.ops.candidate_sampling import multinomial  # noqa: F401,E402
 from gradflow import random, sparse  # noqa: F401,E402
-# Program plumbing, summaries and formats (TF1's tf.app, tf.flags, tf.logging, tf.gfile...).
-from gradflow.ops.logging_ops import *  # noqa: F401,F403,E402
-from gradflow.ops.script_ops import *  # noqa: F401,F403,E402
-from gradflow import app, compat, flags, gfile, io, logging, summary  # noqa: F401,E402
-from gradflow.io import graph_def as _graph_def  # noqa: F401,E402
-from gradflow.io.protos import *  # noqa: F401,F403,E402
-from gradflow import debugging  # noqa: F401,E402
-from gradflow.summary import Event, SessionLog, Summary  # noqa: F401,E402
-from gradflow.compat import v1 as _compat_v1  # noqa: F401,E402
-from gradflow import client  # noqa: F401,E402
 # Input pipelines: tf.data, TFRecord files, Example parsing (tf.python_io, tf.image).
 from gradflow.ops.parsing_ops import (  # noqa: F401,E402
     FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, decode_csv, decode_raw,
@@ -83,3 +73,13 @@ from gradflow.ops.data_flow_ops import (  # noqa: F401,E402
 from gradflow.ops.reader_ops import (  # noqa: F401,E402
     ReaderBase, TextLineReader, TFRecordReader, WholeFileReader)
 from gradflow import queue  # noqa: F401,E402
+# Program plumbing, summaries and formats (TF1's tf.app, tf.flags, tf.logging, tf.gfile...).
+from gradflow.ops.logging_ops import *  # noqa: F401,F403,E402
+from gradflow.ops.script_ops import *  # noqa: F401,F403,E402
+from gradflow import app, compat, flags, gfile, io, logging, summary  # noqa: F401,E402
+from gradflow.io import graph_def as _graph_def  # noqa: F401,E402
+from gradflow.io.protos import *  # noqa: F401,F403,E402
+from gradflow import debugging  # noqa: F401,E402
+from gradflow.summary import Event, SessionLog, Summary  # noqa: F401,E402
+from gradflow.compat import v1 as _compat_v1  # noqa: F401,E402
+from gradflow import client  # noqa: F401,E402
