@@ -23,6 +23,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from gradflow.framework import dtypes, errors
+from gradflow.framework.function import Function
 from gradflow.framework.graph import Operation, Tensor
 from gradflow.framework.registry import NotDifferentiable, define_op
 from gradflow.framework.tensor_shape import TensorShape
@@ -481,10 +482,11 @@ def _iterator_kernel(ctx, *, shared_name, container, output_types, output_shapes
     return _iterator_resource(ctx, shared_name, output_types, output_shapes)
 
 
-def _one_shot_kernel(ctx, dataset, *, shared_name, container, output_types, output_shapes):
+def _one_shot_kernel(ctx, *, dataset_factory, shared_name, container, output_types,
+                     output_shapes):
     resource = _iterator_resource(ctx, shared_name, output_types, output_shapes)
-    if not resource.initialized:
-        resource.initialize(dataset, ctx)
+    if not resource.initialized:  # the dataset is made once, on first use
+        resource.initialize(ctx.call(dataset_factory, [])[0], ctx)
     return resource
 
 
@@ -550,7 +552,11 @@ def iterator_handle(output_types: Sequence, output_shapes: Sequence, shared_name
                  output_types=list(output_types), output_shapes=list(output_shapes))
     if dataset is None:
         return apply_op("IteratorV2", [], name=name or "IteratorV2", **attrs)
-    return apply_op("OneShotIterator", [dataset], name=name or "OneShotIterator", **attrs)
+    # as TF's, the op holds a function making the dataset (here: the dataset's part of the
+    # graph), so a get_next step does not rebuild the dataset's ops
+    factory = Function(dataset.graph, [], [dataset], name="make_dataset")
+    return apply_op("OneShotIterator", [], name=name or "OneShotIterator",
+                    dataset_factory=factory, **attrs)
 
 
 def make_iterator(dataset: Tensor, handle: Tensor, name: Optional[str] = None) -> Operation:

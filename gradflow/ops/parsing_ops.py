@@ -169,8 +169,9 @@ def _fixed_array(rows: list, dtype: dtypes.DType, shape: TensorShape, batched: b
             out[i] = np.asarray(list(row) if not isinstance(row, np.ndarray) else row,
                                 dtype=object).reshape(item)
     else:
-        out = np.array([list(r) if not isinstance(r, np.ndarray) else r.reshape(-1)
-                        for r in rows], dtype=dtype.as_numpy_dtype).reshape((len(rows),) + item)
+        # NumPy reads protobuf's repeated containers as sequences (no list copies)
+        out = np.array([r if not isinstance(r, np.ndarray) else r.reshape(-1) for r in rows],
+                       dtype=dtype.as_numpy_dtype).reshape((len(rows),) + item)
     return out if batched else out[0]
 
 
