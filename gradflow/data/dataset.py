@@ -16,11 +16,14 @@ from gradflow.data import structure as nest
 from gradflow.framework import dtypes
 from gradflow.framework.constant import constant_value, convert_to_tensor
 from gradflow.framework.function import FuncGraph, Function
-from gradflow.framework.graph import Tensor, get_default_graph, name_scope
+from gradflow.framework.graph import Tensor, control_dependencies, get_default_graph, name_scope
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import dataset_ops
-from gradflow.ops.array import identity
+from gradflow.ops.array import identity, size
+from gradflow.ops.logging_ops import Assert
+from gradflow.ops.math import greater
 from gradflow.ops.random import get_seed
+from gradflow.ops.reader_ops import matching_files
 
 __all__ = ["Dataset", "Iterator", "AUTOTUNE", "make_one_shot_iterator",
            "make_initializable_iterator", "get_output_types", "get_output_shapes",
@@ -345,6 +348,23 @@ class Dataset:
         with get_default_graph().atomic():
             return self._same_structure(
                 "PrefetchDataset", [self._variant_tensor, _int64(buffer_size, "buffer_size")])
+
+    @staticmethod
+    def list_files(file_pattern, shuffle: Optional[bool] = None, seed: Optional[int] = None
+                   ) -> "Dataset":
+        """The names of the files matching ``file_pattern`` (shuffled unless
+        ``shuffle=False``)."""
+        with get_default_graph().atomic():
+            names = matching_files(file_pattern)
+            pattern = file_pattern if isinstance(file_pattern, str) else "the pattern"
+            check = Assert(greater(size(names), 0), [f"No files matched pattern: {pattern}"],
+                           name="match_not_empty")
+            with control_dependencies([check]):
+                names = identity(names)
+            dataset = Dataset.from_tensor_slices(names)
+            if shuffle is not False:
+                dataset = dataset.shuffle(10000, seed=seed)
+            return dataset
 
     def apply(self, transformation_func: Callable) -> "Dataset":
         """``transformation_func(self)``, which must return a Dataset."""

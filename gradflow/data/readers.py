@@ -78,3 +78,4 @@ def FixedLengthRecordDataset(filenames, record_bytes: int,  # noqa: N802
         inputs = [_filenames(filenames)] + ints + [_buffer(buffer_size),
                                                    _compression(compression_type)]
         return _records(dataset_ops.make_dataset("FixedLengthRecordDataset", inputs))
+

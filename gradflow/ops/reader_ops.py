@@ -7,6 +7,7 @@ A reader is a session resource that takes file names from a queue of strings (a
 """
 from __future__ import annotations
 
+import glob
 import itertools
 import threading
 from typing import Iterator, Optional
@@ -22,13 +23,14 @@ from gradflow.ops.common import apply_op
 from gradflow.ops.data_flow_ops import QueueBase
 from gradflow.ops.record_formats import open_records
 
-__all__ = ["ReaderBase", "WholeFileReader", "TFRecordReader", "TextLineReader"]
+__all__ = ["ReaderBase", "WholeFileReader", "TFRecordReader", "TextLineReader",
+           "matching_files"]
 
 _keys = itertools.count()
 
 
 def _text(value) -> str:
-    value = np.asarray(value, dtype=object).item() if isinstance(value, np.ndarray) else value
+    value = value.item() if isinstance(value, np.ndarray) else value
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
@@ -213,3 +215,23 @@ class TextLineReader(ReaderBase):
 
     def __init__(self, skip_header_lines: Optional[int] = None, name: Optional[str] = None):
         super().__init__(name, "TextLineReaderV2", skip_header_lines=int(skip_header_lines or 0))
+
+
+def _matching_files_kernel(pattern):
+    patterns = [_text(p) for p in np.asarray(pattern, dtype=object).reshape(-1)]
+    names = sorted({name for p in patterns for name in glob.glob(p)})
+    out = np.empty(len(names), dtype=object)
+    out[:] = [n.encode() for n in names]
+    return out
+
+
+define_op("MatchingFiles", infer=lambda inputs, attrs: [(dtypes.string, TensorShape([None]))],
+          kernel=_matching_files_kernel, stateful=True)
+NotDifferentiable("MatchingFiles")
+
+
+def matching_files(pattern, name: Optional[str] = None) -> Tensor:
+    """The sorted names of the files matching glob ``pattern`` (a string or a vector)."""
+    with get_default_graph().atomic():
+        pattern = convert_to_tensor(pattern, dtype=dtypes.string, name="pattern")
+        return apply_op("MatchingFiles", [pattern], name=name or "MatchingFiles")

@@ -2,23 +2,20 @@
 ``batch``/``shuffle_batch`` (and their ``_join`` forms) over queues fed by runners."""
 from __future__ import annotations
 
-import glob
 from typing import Optional, Sequence
 
-import numpy as np
 
 from gradflow.framework import dtypes
 from gradflow.framework.constant import constant_value, convert_to_tensor
 from gradflow.framework.graph import (GraphKeys, control_dependencies,
                                       get_default_graph, name_scope)
-from gradflow.framework.registry import NotDifferentiable, define_op
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops.array import gather, identity, zeros
-from gradflow.ops.common import apply_op
 from gradflow.ops.data_flow_ops import (FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue,
                                         count_up_to)
 from gradflow.ops.primitives import range as range_op
 from gradflow.ops.random import random_shuffle
+from gradflow.ops.reader_ops import matching_files
 from gradflow.ops.state import Variable
 from gradflow.train.queue_runner import QueueRunner, add_queue_runner
 
@@ -211,25 +208,11 @@ def shuffle_batch_join(tensors_list: Sequence, batch_size, capacity: int,
 
 
 # ------------------------------------------------------------------ file patterns
-def _matching_files_kernel(pattern):
-    patterns = [p.decode() if isinstance(p, bytes) else str(p)
-                for p in np.asarray(pattern, dtype=object).reshape(-1)]
-    names = sorted({name for p in patterns for name in glob.glob(p)})
-    out = np.empty(len(names), dtype=object)
-    out[:] = [n.encode() for n in names]
-    return out
-
-
-define_op("MatchingFiles", infer=lambda inputs, attrs: [(dtypes.string, TensorShape([None]))],
-          kernel=_matching_files_kernel, stateful=True)
-NotDifferentiable("MatchingFiles")
-
-
 def match_filenames_once(pattern, name: Optional[str] = None) -> Variable:
     """A local variable holding the files matching ``pattern`` (globbed at initialization)."""
     with get_default_graph().atomic(), name_scope(name, "matching_filenames", [pattern]) as scope:
         pattern = convert_to_tensor(pattern, dtype=dtypes.string, name="pattern")
-        files = apply_op("MatchingFiles", [pattern], name="MatchingFiles")
+        files = matching_files(pattern)
         return Variable(files, name=scope, trainable=False,
                         validate_shape=False, collections=[GraphKeys.LOCAL_VARIABLES])
 

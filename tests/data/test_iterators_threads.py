@@ -198,3 +198,20 @@ def test_bad_calls_leave_the_graph_unchanged():
         assert [op.name for op in graph.get_operations()] == before
         assert {k: list(graph.get_collection(k)) for k in graph.get_all_collection_keys()} == \
             collections
+
+
+def test_list_files_matches_sorted_or_shuffled(tmp_path):
+    for name in ("b.rec", "a.rec", "c.txt"):
+        (tmp_path / name).write_bytes(b"")
+    pattern = str(tmp_path / "*.rec")
+    with gf.Graph().as_default():
+        ordered = gf.data.Dataset.list_files(pattern, shuffle=False)
+        shuffled = gf.data.Dataset.list_files(pattern, seed=4)
+        empty = gf.data.Dataset.list_files(str(tmp_path / "*.none"))
+        with gf.Session() as sess:
+            names = drain(sess, ordered.make_one_shot_iterator().get_next())
+            mixed = drain(sess, shuffled.make_one_shot_iterator().get_next())
+            with pytest.raises(gf.errors.InvalidArgumentError, match="No files matched"):
+                sess.run(empty.make_one_shot_iterator().get_next())
+    assert [n.rsplit(b"/", 1)[-1] for n in names] == [b"a.rec", b"b.rec"]
+    assert sorted(mixed) == names
