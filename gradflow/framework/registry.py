@@ -23,19 +23,24 @@ class OpDef:
     gets the run context first (variables, functions); ``stateful`` ops are never pruned
     or folded. ``state_key(attrs)`` names the entry of the session's state that a
     context kernel writes besides the variables it is given (a random op's stream), so
-    that a run can lock it before it starts.
+    that a run can lock it before it starts. A ``locks_itself`` context kernel only
+    reaches a session resource that synchronizes itself (a queue, reader or iterator):
+    a run takes no session lock for it, so a dequeue that blocks holds none either.
     """
 
-    __slots__ = ("type", "infer", "kernel", "stateful", "needs_context", "state_key")
+    __slots__ = ("type", "infer", "kernel", "stateful", "needs_context", "state_key",
+                 "locks_itself")
 
     def __init__(self, op_type: str, infer: Callable, kernel: Optional[Callable],
-                 stateful: bool, needs_context: bool, state_key: Optional[Callable] = None):
+                 stateful: bool, needs_context: bool, state_key: Optional[Callable] = None,
+                 locks_itself: bool = False):
         self.type = op_type
         self.infer = infer
         self.kernel = kernel
         self.stateful = stateful
         self.needs_context = needs_context
         self.state_key = state_key
+        self.locks_itself = locks_itself
 
     def __repr__(self) -> str:
         return f"OpDef({self.type!r})"
@@ -47,11 +52,11 @@ _GRADIENTS: dict[str, Optional[Callable]] = {}
 
 def define_op(op_type: str, *, infer: Callable, kernel: Optional[Callable],
               stateful: bool = False, needs_context: bool = False,
-              state_key: Optional[Callable] = None) -> OpDef:
+              state_key: Optional[Callable] = None, locks_itself: bool = False) -> OpDef:
     """Registers op type ``op_type``; each type is defined exactly once."""
     if op_type in _OP_DEFS:
         raise KeyError(f"Op type {op_type!r} is already defined.")
-    op_def = OpDef(op_type, infer, kernel, stateful, needs_context, state_key)
+    op_def = OpDef(op_type, infer, kernel, stateful, needs_context, state_key, locks_itself)
     _OP_DEFS[op_type] = op_def
     return op_def
 

@@ -426,7 +426,7 @@ def state_writes(ops: Sequence[Operation]) -> Optional[tuple]:
     while pending:
         for op in pending.pop():
             op_def = op._op_def
-            if not op_def.needs_context or op._type in _STATE_READERS:
+            if not op_def.needs_context or op_def.locks_itself or op._type in _STATE_READERS:
                 continue
             named = False
             if op_def.state_key is not None:

@@ -6,6 +6,7 @@ compiled once per (fetches, feeds) signature and cached.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -94,6 +95,9 @@ class Session:
         self._state_locks = StateLocks()
         self._default_context = None
         self._config = tracing.checked_config(config)
+        # stateful resources of input pipelines (iterators, queues, readers), by key
+        self._resources: dict = {}
+        self._resources_lock = threading.Lock()
 
     @property
     def graph(self) -> Graph:
@@ -106,6 +110,16 @@ class Session:
     def variable_store(self) -> dict:
         """This session's variable values, keyed by variable op (read-only use please)."""
         return self._variables
+
+    def resource(self, key, factory: Optional[Callable[[], Any]] = None):
+        """The session's resource under ``key`` (an iterator, a queue, a reader), made by
+        ``factory()`` on first use (no factory: None when absent). ``close()`` calls each
+        resource's ``close()`` (wake what waits, stop threads), then each one's ``join()``."""
+        with self._resources_lock:
+            found = self._resources.get(key)
+            if found is None and factory is not None:
+                found = self._resources[key] = factory()
+            return found
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Computes ``fetches`` (any nest) with ``feed_dict`` overriding tensors' values."""
@@ -215,6 +229,12 @@ class Session:
 
     def close(self) -> None:
         self._closed = True
+        with self._resources_lock:
+            resources, self._resources = self._resources, {}
+        for resource in resources.values():  # wakes blocked runs, tells threads to stop
+            resource.close()
+        for resource in resources.values():  # then waits for those threads to end
+            resource.join()
         self._plans.clear()
         self._single_fetches.clear()
         self._variables.clear()

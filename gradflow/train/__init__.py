@@ -32,6 +32,16 @@ from gradflow.train.monitored_session import (
 from gradflow.summary.writer import FileWriterCache as SummaryWriterCache
 from gradflow.summary.reader import summary_iterator
 from gradflow.io.graph_def import write_graph
+from gradflow.framework.example_proto import (
+    BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List,
+    SequenceExample)
+from gradflow.train import queue_runner
+from gradflow.train.coordinator import Coordinator
+from gradflow.train.input import (
+    batch, batch_join, input_producer, limit_epochs, match_filenames_once,
+    range_input_producer, shuffle_batch, shuffle_batch_join, slice_input_producer,
+    string_input_producer)
+from gradflow.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 
 __all__ = [
     "Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
@@ -50,4 +60,9 @@ __all__ = [
     "ChiefSessionCreator", "MonitoredSession", "MonitoredTrainingSession", "Scaffold",
     "SessionCreator", "SingularMonitoredSession", "SummaryWriterCache", "summary_iterator",
     "write_graph",
+    "BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList",
+    "Int64List", "SequenceExample", "queue_runner", "Coordinator", "QueueRunner",
+    "add_queue_runner", "start_queue_runners", "batch", "batch_join", "input_producer",
+    "limit_epochs", "match_filenames_once", "range_input_producer", "shuffle_batch",
+    "shuffle_batch_join", "slice_input_producer", "string_input_producer",
 ]

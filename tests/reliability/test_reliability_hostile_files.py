@@ -620,19 +620,6 @@ def _function_table(count: int) -> dict:
                            "outputs": ["a:0"]} for i in range(count)]}
 
 
-def test_function_tables_load_in_linear_time(tmp_path):
-    def seconds(count: int) -> float:
-        path = tmp_path / f"t{count}"
-        (tmp_path / f"t{count}.json").write_text(json.dumps(_function_table(count)))
-        best = float("inf")
-        for _ in range(3):
-            start = time.perf_counter()
-            load_graph(str(path))
-            best = min(best, time.perf_counter() - start)
-        return best
-    assert seconds(4000) < 8 * seconds(1000) + 0.05  # linear: ~4x; quadratic: ~16x
-
-
 def test_the_function_table_is_bounded(tmp_path):
     (tmp_path / "t.json").write_text(json.dumps(_function_table(20)))
     with pytest.raises(ValueError, match="20 functions, over the limit of 10"):

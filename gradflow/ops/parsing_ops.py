@@ -1,0 +1,676 @@
+"""Parsing ops: ``tf.train.Example`` protos into tensors, raw bytes, CSV and strings.
+
+``parse_example``/``parse_single_example`` make one ``ParseExampleV2`` op whose outputs
+are, per ``VarLenFeature``, a ``SparseTensor``'s indices, values and dense shape, then
+one dense tensor per ``FixedLenFeature``/``FixedLenSequenceFeature``. Protos are
+decoded by protobuf (``framework/example_proto.py``). ``decode_png``/``decode_jpeg``
+decode with Pillow, an optional extra (``pip install gradflow[image]``).
+"""
+from __future__ import annotations
+
+import collections
+import csv
+import io
+from typing import Optional
+
+import numpy as np
+
+from gradflow.framework import dtypes, errors
+from gradflow.framework.constant import convert_to_tensor
+from gradflow.framework.example_proto import Example, SequenceExample
+from gradflow.framework.graph import name_scope
+from gradflow.framework.registry import NotDifferentiable, define_op
+from gradflow.framework.sparse_tensor import SparseTensor
+from gradflow.framework.tensor_shape import TensorShape, as_shape
+from gradflow.ops.common import apply_op, graph_for
+
+try:
+    from PIL import Image
+except ImportError:  # the optional [image] extra
+    Image = None
+
+__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
+           "parse_single_example", "parse_single_sequence_example", "decode_raw",
+           "decode_csv", "string_split", "decode_png", "decode_jpeg", "decode_image"]
+
+_KINDS = {dtypes.int64: "int64_list", dtypes.float32: "float_list", dtypes.string: "bytes_list"}
+
+
+def _as_bytes(value) -> bytes:
+    """A string element as bytes (string tensors hold bytes, or str from constants)."""
+    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
+
+
+class FixedLenFeature(collections.namedtuple(
+        "FixedLenFeature", ["shape", "dtype", "default_value"])):
+    """A feature of fixed shape: ``shape`` values of ``dtype`` in every example."""
+
+    def __new__(cls, shape, dtype, default_value=None):
+        return super().__new__(cls, shape, dtype, default_value)
+
+
+class FixedLenSequenceFeature(collections.namedtuple(
+        "FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])):
+    """A feature of any number of ``shape``-shaped items, stacked along a new first axis."""
+
+    def __new__(cls, shape, dtype, allow_missing=False, default_value=None):
+        return super().__new__(cls, shape, dtype, allow_missing, default_value)
+
+
+class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
+    """A feature of any length, parsed into a ``SparseTensor``."""
+
+
+def _checked_dtype(key: str, dtype) -> dtypes.DType:
+    dtype = dtypes.as_dtype(dtype)
+    if dtype not in _KINDS:
+        raise ValueError(f"Unsupported dtype {dtype.name} for feature {key!r}: a feature is "
+                         "int64, float32 or string")
+    return dtype
+
+
+def _values(feature, dtype: dtypes.DType, key: str, name: str) -> np.ndarray:
+    """The values of one ``Feature`` proto as an array of ``dtype`` (empty when unset)."""
+    kind = feature.WhichOneof("kind")
+    if kind is None:
+        return np.zeros(0, dtype=dtype.as_numpy_dtype)
+    if kind != _KINDS[dtype]:
+        raise errors.InvalidArgumentError(
+            None, None, f"Key: {key}.  Data types don't match. Data type: {kind.split('_')[0]} "
+            f"but expected type: {dtype.name}" + name)
+    values = getattr(feature, kind).value
+    if dtype is dtypes.string:
+        array = np.empty(len(values), dtype=object)
+        array[:] = list(values)
+        return array
+    return np.asarray(values, dtype=dtype.as_numpy_dtype)
+
+
+def _dense(values: np.ndarray, key: str, shape: TensorShape, default, sequence: bool,
+           name: str) -> np.ndarray:
+    item = shape.as_tuple()
+    size = int(np.prod(item)) if item else 1
+    if values.size == 0 and not sequence:
+        if default is None:
+            raise errors.InvalidArgumentError(
+                None, None, f"Feature: {key} (data type: {_dtype_name(values)}) is required "
+                f"but could not be found.")
+        return np.array(default, copy=True)
+    if sequence:
+        if values.size % size:
+            raise errors.InvalidArgumentError(
+                None, None, f"Key: {key}, Index: 0.  Number of values != expected.  values "
+                f"size: {values.size} but output shape: {list(item)}")
+        return values.reshape((values.size // size,) + item)
+    if values.size != size:
+        raise errors.InvalidArgumentError(
+            None, None, f"Key: {key}, Index: 0.  Number of float values != expected.  Values "
+            f"size: {values.size} but output shape: {list(item)}" + name)
+    return values.reshape(item)
+
+
+def _dtype_name(values: np.ndarray) -> str:
+    """The feature type as TF's messages name it: int64, float or string."""
+    return {"float32": "float"}.get(dtypes.as_dtype(values.dtype).name,
+                                    dtypes.as_dtype(values.dtype).name)
+
+
+def _stack_padded(parts: list, default, dtype: dtypes.DType, item: tuple) -> np.ndarray:
+    """Sequence features of one batch, padded with ``default`` to the longest."""
+    length = max((p.shape[0] for p in parts), default=0)
+    fill = default if default is not None else (b"" if dtype is dtypes.string else 0)
+    out = np.empty((len(parts), length) + item, dtype=dtype.as_numpy_dtype)
+    out[...] = fill
+    for i, part in enumerate(parts):
+        out[i, :part.shape[0]] = part
+    return out
+
+
+def _sparse(rows: list, dtype: dtypes.DType, batched: bool) -> tuple:
+    values = np.concatenate(rows) if rows else np.zeros(0, dtype=dtype.as_numpy_dtype)
+    if dtype is dtypes.string:
+        values = values.astype(object)
+    width = max((len(r) for r in rows), default=0)
+    if batched:
+        indices = np.array([(b, j) for b, row in enumerate(rows) for j in range(len(row))],
+                           dtype=np.int64).reshape(-1, 2)
+        shape = np.array([len(rows), width], dtype=np.int64)
+    else:
+        indices = np.arange(width, dtype=np.int64).reshape(-1, 1)
+        shape = np.array([width], dtype=np.int64)
+    return indices, values.astype(dtype.as_numpy_dtype), shape
+
+
+def _fixed_values(feature, dtype: dtypes.DType, key: str, shape: TensorShape, default,
+                  where: str):
+    """A FixedLenFeature's values: the proto's repeated field itself when it has the right
+    count (made an array once per batch), else the default."""
+    kind = None if feature is None else feature.WhichOneof("kind")
+    values = () if kind is None else getattr(feature, kind).value
+    if not values:
+        return _dense(np.zeros(0, dtype.as_numpy_dtype), key, shape, default, False, where)
+    if kind != _KINDS[dtype]:
+        _values(feature, dtype, key, where)  # raises TF's "Data types don't match"
+    size = shape.num_elements()
+    if len(values) != size:
+        raise errors.InvalidArgumentError(
+            None, None, f"Key: {key}, Index: 0.  Number of {kind.split('_')[0]} values != "
+            f"expected.  Values size: {len(values)} but output shape: {shape.as_list()}"
+            + where)
+    return values
+
+
+def _fixed_array(rows: list, dtype: dtypes.DType, shape: TensorShape, batched: bool):
+    """The rows of a FixedLenFeature (repeated fields or arrays) as one array."""
+    item = shape.as_tuple()
+    if dtype is dtypes.string:
+        out = np.empty((len(rows),) + item, dtype=object)
+        for i, row in enumerate(rows):
+            out[i] = np.asarray(list(row) if not isinstance(row, np.ndarray) else row,
+                                dtype=object).reshape(item)
+    else:
+        # NumPy reads protobuf's repeated containers as sequences (no list copies)
+        out = np.array([r if not isinstance(r, np.ndarray) else r.reshape(-1) for r in rows],
+                       dtype=dtype.as_numpy_dtype).reshape((len(rows),) + item)
+    return out if batched else out[0]
+
+
+def _parse_kernel(serialized, *, sparse_keys, sparse_types, dense_keys, dense_types,
+                  dense_shapes, dense_defaults, dense_sequence):
+    batched = np.ndim(serialized) == 1
+    records = list(serialized) if batched else [np.asarray(serialized, dtype=object).item()]
+    sparse_rows = [[] for _ in sparse_keys]
+    dense_parts = [[] for _ in dense_keys]
+    dense_specs = list(zip(dense_parts, dense_keys, dense_types, dense_shapes, dense_defaults,
+                           dense_sequence, strict=True))
+    for index, record in enumerate(records):
+        example = Example()
+        try:
+            example.ParseFromString(_as_bytes(record))
+        except Exception:  # protobuf's DecodeError and its relatives
+            raise errors.InvalidArgumentError(
+                None, None, f"Could not parse example input, value: '{record!r}'") from None
+        feature_map = example.features.feature
+        where = f" (example {index})" if batched else ""
+        for rows, key, dtype in zip(sparse_rows, sparse_keys, sparse_types, strict=True):
+            feature = feature_map.get(key)
+            rows.append(np.zeros(0, dtype.as_numpy_dtype) if feature is None
+                        else _values(feature, dtype, key, where))
+        for parts, key, dtype, shape, default, sequence in dense_specs:
+            feature = feature_map.get(key)
+            if not sequence:
+                parts.append(_fixed_values(feature, dtype, key, shape, default, where))
+                continue
+            values = np.zeros(0, dtype.as_numpy_dtype) if feature is None \
+                else _values(feature, dtype, key, where)
+            parts.append(_dense(values, key, shape, default, True, where))
+    outputs = []
+    for rows, dtype in zip(sparse_rows, sparse_types, strict=True):
+        outputs.extend(_sparse(rows, dtype, batched))
+    for parts, _, dtype, shape, default, sequence in dense_specs:
+        if not sequence:
+            outputs.append(_fixed_array(parts, dtype, shape, batched))
+        elif batched:
+            outputs.append(_stack_padded(parts, default, dtype, shape.as_tuple()))
+        else:
+            outputs.append(parts[0].astype(dtype.as_numpy_dtype))
+    return tuple(outputs) if len(outputs) != 1 else outputs[0]
+
+
+def _infer_parse(inputs, attrs):
+    batch = inputs[0].shape.as_list()[:1] if inputs[0].shape.ndims == 1 else []
+    sparse_rank = 2 if batch or inputs[0].shape.ndims is None else 1
+    out = []
+    for dtype in attrs["sparse_types"]:
+        out += [(dtypes.int64, TensorShape([None, sparse_rank])), (dtype, TensorShape([None])),
+                (dtypes.int64, TensorShape([sparse_rank]))]
+    for dtype, shape, sequence in zip(attrs["dense_types"], attrs["dense_shapes"],
+                                      attrs["dense_sequence"], strict=True):
+        out.append((dtype, TensorShape(batch + ([None] if sequence else []) + shape.as_list())))
+    return out
+
+
+define_op("ParseExampleV2", infer=_infer_parse, kernel=_parse_kernel)
+NotDifferentiable("ParseExampleV2")
+
+
+def _feature_attrs(features: dict, batched: bool) -> dict:
+    if not isinstance(features, dict) or not features:
+        raise ValueError("Missing: features was empty; features must be a non-empty dict of "
+                         "feature keys to FixedLenFeature, FixedLenSequenceFeature or "
+                         "VarLenFeature")
+    attrs = {name: [] for name in ("sparse_keys", "sparse_types", "dense_keys", "dense_types",
+                                   "dense_shapes", "dense_defaults", "dense_sequence")}
+    for key in sorted(features):
+        spec = features[key]
+        if isinstance(spec, VarLenFeature):
+            attrs["sparse_keys"].append(key)
+            attrs["sparse_types"].append(_checked_dtype(key, spec.dtype))
+            continue
+        if not isinstance(spec, (FixedLenFeature, FixedLenSequenceFeature)):
+            raise ValueError(f"Unsupported feature type for {key!r}: {type(spec).__name__}; "
+                             "expected FixedLenFeature, FixedLenSequenceFeature or "
+                             "VarLenFeature")
+        dtype = _checked_dtype(key, spec.dtype)
+        shape = as_shape(spec.shape)
+        if not shape.is_fully_defined():
+            raise ValueError(f"All dimensions of shape for feature {key} need to be known but "
+                             f"received {shape}.")
+        sequence = isinstance(spec, FixedLenSequenceFeature)
+        if sequence and not spec.allow_missing:
+            raise ValueError(f"Unsupported: FixedLenSequenceFeature requires allow_missing to "
+                             f"be True (feature {key!r}).")
+        default = _default_array(spec.default_value, dtype)
+        if default is not None:
+            if not sequence:
+                try:
+                    default = np.broadcast_to(default, shape.as_tuple()).copy()
+                except ValueError:
+                    raise ValueError(f"Shapes {default.shape} and {shape} are incompatible: "
+                                     f"default_value of feature {key!r}") from None
+        attrs["dense_keys"].append(key)
+        attrs["dense_types"].append(dtype)
+        attrs["dense_shapes"].append(shape)
+        attrs["dense_defaults"].append(default)
+        attrs["dense_sequence"].append(sequence)
+    if not batched and any(attrs["dense_sequence"]):
+        raise ValueError("FixedLenSequenceFeature is for parse_example (a batch) and "
+                         "parse_single_sequence_example; parse_single_example takes "
+                         "FixedLenFeature and VarLenFeature")
+    return attrs
+
+
+def _default_array(value, dtype: dtypes.DType) -> Optional[np.ndarray]:
+    """A feature's default value as an array of its dtype (strings as bytes)."""
+    if value is None:
+        return None
+    if dtype is dtypes.string:
+        array = np.asarray(value, dtype=object)
+        return np.vectorize(_as_bytes, otypes=[object])(array) if array.size else array
+    return np.asarray(value, dtype=dtype.as_numpy_dtype)
+
+
+def _parse(serialized, features: dict, name: Optional[str], batched: bool,
+           example_names) -> dict:
+    if example_names is not None:
+        raise ValueError("example_names is not supported by gradflow (error messages name "
+                         "the example's index instead)")
+    attrs = _feature_attrs(features, batched)
+    with name_scope(name, "ParseExample" if batched else "ParseSingleExample", [serialized]):
+        serialized = convert_to_tensor(serialized, dtype=dtypes.string, name="serialized")
+        rank = serialized.shape.ndims
+        if rank is not None and rank != (1 if batched else 0):
+            raise ValueError(f"Input serialized must be a {'vector' if batched else 'scalar'}, "
+                             f"got shape {serialized.shape}")
+        graph = graph_for([serialized])
+        with graph.atomic():
+            outputs = apply_op("ParseExampleV2", [serialized], name="ParseExampleV2", **attrs)
+            outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+            result = {}
+            for i, key in enumerate(attrs["sparse_keys"]):
+                result[key] = SparseTensor(*outputs[3 * i:3 * i + 3])
+            offset = 3 * len(attrs["sparse_keys"])
+            for i, key in enumerate(attrs["dense_keys"]):
+                result[key] = outputs[offset + i]
+    return result
+
+
+def parse_example(serialized, features: dict, name: Optional[str] = None,
+                  example_names=None) -> dict:
+    """Parses a batch (vector) of serialized ``Example``s into a dict of tensors."""
+    return _parse(serialized, features, name, True, example_names)
+
+
+def parse_single_example(serialized, features: dict, name: Optional[str] = None,
+                         example_names=None) -> dict:
+    """Parses one serialized ``Example`` (a scalar string) into a dict of tensors."""
+    return _parse(serialized, features, name, False, example_names)
+
+
+def _sequence_kernel(serialized, *, context, sequence):
+    proto = SequenceExample()
+    try:
+        proto.ParseFromString(_as_bytes(np.asarray(serialized, dtype=object).item()))
+    except Exception:  # protobuf's DecodeError and its relatives
+        raise errors.InvalidArgumentError(
+            None, None, "Could not parse example input as a SequenceExample") from None
+    outputs = []
+    for key, spec in context:
+        feature = proto.context.feature.get(key)
+        dtype = dtypes.as_dtype(spec[1])
+        values = np.zeros(0, dtype.as_numpy_dtype) if feature is None \
+            else _values(feature, dtype, key, "")
+        if spec[0] == "sparse":
+            outputs.extend(_sparse([values], dtype, False))
+        else:
+            outputs.append(_dense(values, key, spec[2], spec[3], False, "").astype(
+                dtype.as_numpy_dtype))
+    for key, spec in sequence:
+        dtype = dtypes.as_dtype(spec[1])
+        feature_list = proto.feature_lists.feature_list.get(key)
+        steps = [] if feature_list is None else [_values(f, dtype, key, "")
+                                                 for f in feature_list.feature]
+        if feature_list is None and spec[0] == "dense" and not spec[4]:
+            raise errors.InvalidArgumentError(
+                None, None, f"Name: <unknown>, Feature list '{key}' is required but could not "
+                "be found.  Did you mean to include it in feature_list_dense_missing_assumed"
+                "_empty or feature_list_dense_defaults?")
+        if spec[0] == "sparse":
+            indices = np.array([(t, j) for t, row in enumerate(steps) for j in range(len(row))],
+                               dtype=np.int64).reshape(-1, 2)
+            values = np.concatenate(steps) if steps else np.zeros(0, dtype.as_numpy_dtype)
+            width = max((len(r) for r in steps), default=0)
+            outputs += [indices, values.astype(dtype.as_numpy_dtype),
+                        np.array([len(steps), width], dtype=np.int64)]
+        else:
+            item = spec[2].as_tuple()
+            parts = [_dense(v, key, spec[2], None, False, "") for v in steps]
+            outputs.append(np.stack(parts).astype(dtype.as_numpy_dtype) if parts
+                           else np.zeros((0,) + item, dtype.as_numpy_dtype))
+    return tuple(outputs) if len(outputs) != 1 else outputs[0]
+
+
+def _infer_sequence(inputs, attrs):
+    out = []
+    for _, spec in attrs["context"]:
+        dtype = dtypes.as_dtype(spec[1])
+        if spec[0] == "sparse":
+            out += [(dtypes.int64, TensorShape([None, 1])), (dtype, TensorShape([None])),
+                    (dtypes.int64, TensorShape([1]))]
+        else:
+            out.append((dtype, spec[2]))
+    for _, spec in attrs["sequence"]:
+        dtype = dtypes.as_dtype(spec[1])
+        if spec[0] == "sparse":
+            out += [(dtypes.int64, TensorShape([None, 2])), (dtype, TensorShape([None])),
+                    (dtypes.int64, TensorShape([2]))]
+        else:
+            out.append((dtype, TensorShape([None] + spec[2].as_list())))
+    return out
+
+
+define_op("ParseSingleSequenceExample", infer=_infer_sequence, kernel=_sequence_kernel)
+NotDifferentiable("ParseSingleSequenceExample")
+
+
+def _sequence_specs(features: Optional[dict], what: str, sequence: bool) -> list:
+    specs = []
+    for key in sorted(features or {}):
+        spec = features[key]
+        if isinstance(spec, VarLenFeature):
+            specs.append((key, ("sparse", _checked_dtype(key, spec.dtype))))
+            continue
+        kind = FixedLenSequenceFeature if sequence else FixedLenFeature
+        if not isinstance(spec, kind):
+            raise ValueError(f"Unsupported feature type for {what} {key!r}: "
+                             f"{type(spec).__name__}; expected {kind.__name__} or VarLenFeature")
+        if sequence and spec.default_value is not None:
+            raise ValueError(f"default_value of FixedLenSequenceFeature {key!r} is not "
+                             "supported by gradflow in parse_single_sequence_example")
+        dtype = _checked_dtype(key, spec.dtype)
+        shape = as_shape(spec.shape)
+        default = None if sequence or spec.default_value is None else \
+            np.broadcast_to(_default_array(spec.default_value, dtype), shape.as_tuple()).copy()
+        specs.append((key, ("dense", dtype, shape, default,
+                            bool(sequence and spec.allow_missing))))
+    return specs
+
+
+def parse_single_sequence_example(serialized, context_features: Optional[dict] = None,
+                                  sequence_features: Optional[dict] = None,
+                                  example_name=None, name: Optional[str] = None
+                                  ) -> tuple[dict, dict]:
+    """Parses one serialized ``SequenceExample``: (context dict, sequence dict)."""
+    if example_name is not None:
+        raise ValueError("example_name is not supported by gradflow")
+    if not context_features and not sequence_features:
+        raise ValueError("Missing features.")
+    context = _sequence_specs(context_features, "context feature", False)
+    sequence = _sequence_specs(sequence_features, "sequence feature", True)
+    with name_scope(name, "ParseSingleSequenceExample", [serialized]):
+        serialized = convert_to_tensor(serialized, dtype=dtypes.string, name="serialized")
+        graph = graph_for([serialized])
+        with graph.atomic():
+            outputs = apply_op("ParseSingleSequenceExample", [serialized],
+                               name="ParseSingleSequenceExample", context=context,
+                               sequence=sequence)
+            outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+            results: tuple[dict, dict] = ({}, {})
+            position = 0
+            for target, specs in zip(results, (context, sequence), strict=True):
+                for key, spec in specs:
+                    if spec[0] == "sparse":
+                        target[key] = SparseTensor(*outputs[position:position + 3])
+                        position += 3
+                    else:
+                        target[key] = outputs[position]
+                        position += 1
+    return results
+
+
+def _decode_raw_kernel(data, *, out_type, little_endian):
+    data = np.asarray(data, dtype=object)
+    dtype = np.dtype(out_type.as_numpy_dtype).newbyteorder("<" if little_endian else ">")
+    items = [_as_bytes(item) for item in data.reshape(-1)]
+    if not items:
+        return np.zeros(data.shape + (0,), out_type.as_numpy_dtype)
+    lengths = {len(item) for item in items}
+    if len(lengths) != 1:
+        raise errors.InvalidArgumentError(
+            None, None, f"DecodeRaw requires input strings to all be the same size, but "
+                        f"element 0 has size {len(items[0])} != {sorted(lengths)[-1]}")
+    width = lengths.pop()
+    if width % dtype.itemsize:
+        raise errors.InvalidArgumentError(
+            None, None, f"Input to DecodeRaw has length {width} that is not a multiple of "
+                        f"{dtype.itemsize}, the size of {out_type.name}")
+    flat = np.frombuffer(b"".join(items), dtype=dtype)
+    return flat.astype(out_type.as_numpy_dtype).reshape(data.shape + (width // dtype.itemsize,))
+
+
+define_op("DecodeRaw", kernel=_decode_raw_kernel, infer=lambda inputs, attrs: [
+    (attrs["out_type"], TensorShape(inputs[0].shape.as_list() + [None])
+     if inputs[0].shape.ndims is not None else TensorShape(None))])
+NotDifferentiable("DecodeRaw")
+
+
+def decode_raw(input_bytes=None, out_type=None, little_endian: bool = True,
+               name: Optional[str] = None, bytes=None):  # noqa: A002 - TF1's alias
+    """Reinterprets the bytes of each string as a vector of ``out_type`` numbers."""
+    if input_bytes is None:
+        input_bytes = bytes
+    if input_bytes is None or out_type is None:
+        raise ValueError("decode_raw needs input_bytes and out_type")
+    out_type = dtypes.as_dtype(out_type)
+    if out_type in (dtypes.string, dtypes.bool, dtypes.resource, dtypes.variant):
+        raise TypeError(f"Value passed to parameter 'out_type' has DataType {out_type.name} "
+                        "not in list of allowed values: numeric types")
+    data = convert_to_tensor(input_bytes, dtype=dtypes.string, name="bytes")
+    with graph_for([data]).atomic():
+        return apply_op("DecodeRaw", [data], name=name or "DecodeRaw", out_type=out_type,
+                        little_endian=bool(little_endian))
+
+
+def _decode_csv_kernel(records, *defaults, field_delim, use_quote_delim, na_value, select_cols,
+                       out_types):
+    records = np.asarray(records, dtype=object)
+    columns = [np.empty(records.shape, dtype=t.as_numpy_dtype) for t in out_types]
+    for index, record in enumerate(records.reshape(-1)):
+        text = _as_bytes(record).decode("utf-8")
+        reader = csv.reader(io.StringIO(text), delimiter=field_delim,
+                            quoting=csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE)
+        fields = next(reader, [""])
+        if select_cols is not None:
+            fields = [fields[c] if c < len(fields) else None for c in select_cols]
+        if len(fields) != len(out_types):
+            raise errors.InvalidArgumentError(
+                None, None, f"Expect {len(out_types)} fields but have {len(fields)} in record "
+                f"{index}")
+        for column, field, default, dtype in zip(columns, fields, defaults, out_types,
+                                                 strict=True):
+            position = np.unravel_index(index, records.shape) if records.ndim else ()
+            if field is None or field == "" or field == na_value:
+                if default.size == 0:
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Field {columns.index(column)} is required but missing in "
+                        f"record {index}!")
+                column[position] = default.reshape(-1)[0]
+            elif dtype is dtypes.string:
+                column[position] = field.encode("utf-8")
+            else:
+                try:
+                    column[position] = (int(field) if dtype.is_integer else float(field))
+                except ValueError:
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Field {columns.index(column)} in record {index} is not a "
+                        f"valid {dtype.name}: {field}") from None
+    return tuple(columns) if len(columns) != 1 else columns[0]
+
+
+define_op("DecodeCSV", kernel=_decode_csv_kernel, infer=lambda inputs, attrs: [
+    (t, inputs[0].shape) for t in attrs["out_types"]])
+NotDifferentiable("DecodeCSV")
+
+
+def decode_csv(records, record_defaults, field_delim: str = ",", use_quote_delim: bool = True,
+               name: Optional[str] = None, na_value: str = "", select_cols=None) -> list:
+    """Splits CSV lines into columns typed (and defaulted) by ``record_defaults``."""
+    if len(field_delim) != 1:
+        raise ValueError(f"field_delim must be one character, got {field_delim!r}")
+    with name_scope(name, "DecodeCSV", [records]):
+        records = convert_to_tensor(records, dtype=dtypes.string, name="records")
+        defaults = []
+        for i, default in enumerate(record_defaults):
+            tensor = convert_to_tensor(default, name=f"record_defaults_{i}")
+            if tensor.dtype not in (dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64,
+                                    dtypes.string):
+                raise TypeError(f"record_defaults[{i}] has dtype {tensor.dtype.name}; expected "
+                                "int32, int64, float32, float64 or string")
+            defaults.append(tensor)
+        cols = None if select_cols is None else [int(c) for c in select_cols]
+        if cols is not None and (sorted(set(cols)) != cols or len(cols) != len(defaults)):
+            raise ValueError("select_cols must be strictly increasing and as long as "
+                             "record_defaults")
+        with graph_for([records]).atomic():
+            out = apply_op("DecodeCSV", [records] + defaults, name="DecodeCSV",
+                           field_delim=field_delim, use_quote_delim=bool(use_quote_delim),
+                           na_value=na_value, select_cols=cols,
+                           out_types=[d.dtype for d in defaults])
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def _string_split_kernel(source, delimiter, *, skip_empty):
+    source = np.asarray(source, dtype=object)
+    sep = _as_bytes(np.asarray(delimiter, dtype=object).item())
+    rows = []
+    for item in source.reshape(-1):
+        item = _as_bytes(item)
+        parts = _split_any(item, sep) if sep else [item[i:i + 1] for i in range(len(item))]
+        rows.append([p for p in parts if p or not skip_empty])
+    indices = np.array([(b, j) for b, row in enumerate(rows) for j in range(len(row))],
+                       dtype=np.int64).reshape(-1, 2)
+    values = np.empty(len(indices), dtype=object)
+    values[:] = [p for row in rows for p in row]
+    shape = np.array([len(rows), max((len(r) for r in rows), default=0)], dtype=np.int64)
+    return indices, values, shape
+
+
+def _split_any(item: bytes, separators: bytes) -> list:
+    """Splits at any of the separator bytes (TF1's ``string_split`` delimiter set)."""
+    parts, start = [], 0
+    for position, byte in enumerate(item):
+        if byte in separators:
+            parts.append(item[start:position])
+            start = position + 1
+    parts.append(item[start:])
+    return parts
+
+
+define_op("StringSplit", kernel=_string_split_kernel, infer=lambda inputs, attrs: [
+    (dtypes.int64, TensorShape([None, 2])), (dtypes.string, TensorShape([None])),
+    (dtypes.int64, TensorShape([2]))])
+NotDifferentiable("StringSplit")
+
+
+def string_split(source, delimiter=" ", skip_empty: bool = True, delimiters=None,
+                 result_type: str = "SparseTensor", sep=None,
+                 name: Optional[str] = None) -> SparseTensor:
+    """Splits each string of a vector at any byte of ``delimiter``: a ``SparseTensor``."""
+    if result_type != "SparseTensor":
+        raise ValueError("result_type='RaggedTensor' is not supported by gradflow (no ragged "
+                         "tensors); use 'SparseTensor'")
+    if sep is not None:
+        raise ValueError("sep is not supported by gradflow's string_split (TF1 v1 semantics: "
+                         "use delimiter)")
+    delimiter = delimiters if delimiters is not None else delimiter
+    with name_scope(name, "StringSplit", [source]):
+        source = convert_to_tensor(source, dtype=dtypes.string, name="source")
+        if source.shape.ndims not in (None, 1):
+            raise ValueError(f"Shape must be rank 1 but is rank {source.shape.ndims} for "
+                             f"'StringSplit' (input shape {source.shape})")
+        delimiter = convert_to_tensor(delimiter, dtype=dtypes.string, name="delimiter")
+        with graph_for([source]).atomic():
+            parts = apply_op("StringSplit", [source, delimiter], name="StringSplit",
+                             skip_empty=bool(skip_empty))
+            return SparseTensor(*parts)
+
+
+def _decode_image_kernel(contents, *, channels, dtype, kind):
+    if Image is None:
+        raise errors.UnimplementedError(
+            None, None, f"decode_{kind} needs Pillow: install the image extra "
+                        "(pip install 'gradflow[image]')")
+    try:
+        image = Image.open(io.BytesIO(_as_bytes(np.asarray(contents, dtype=object).item())))
+        image.load()
+    except Exception as err:  # Pillow's UnidentifiedImageError, OSError on truncation
+        raise errors.InvalidArgumentError(None, None, f"Invalid {kind.upper()} data: {err}") \
+            from None
+    mode = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}.get(channels)
+    if mode is None:
+        mode = image.mode if image.mode in ("L", "LA", "RGB", "RGBA") else "RGB"
+    wide = dtype is dtypes.uint16 and image.mode in ("I;16", "I")
+    array = np.asarray(image if wide else image.convert(mode))
+    if array.ndim == 2:
+        array = array[:, :, None]
+    return array.astype(dtype.as_numpy_dtype)
+
+
+define_op("DecodeImage", kernel=_decode_image_kernel, infer=lambda inputs, attrs: [
+    (attrs["dtype"], TensorShape([None, None, attrs["channels"] or None]))])
+NotDifferentiable("DecodeImage")
+
+
+def _decode(kind: str, contents, channels: int, dtype, name: Optional[str], **unsupported):
+    for arg, (value, default) in unsupported.items():
+        if value != default:
+            raise ValueError(f"decode_{kind}: {arg} is not supported by gradflow")
+    if channels not in (0, 1, 2, 3, 4):
+        raise ValueError(f"channels must be 0, 1, 2, 3 or 4, got {channels}")
+    dtype = dtypes.as_dtype(dtype)
+    if dtype not in (dtypes.uint8, dtypes.uint16):
+        raise TypeError(f"dtype must be uint8 or uint16, got {dtype.name}")
+    contents = convert_to_tensor(contents, dtype=dtypes.string, name="contents")
+    with graph_for([contents]).atomic():
+        return apply_op("DecodeImage", [contents], name=name or f"Decode{kind.title()}",
+                        channels=int(channels), dtype=dtype, kind=kind)
+
+
+def decode_png(contents, channels: int = 0, dtype=dtypes.uint8, name: Optional[str] = None):
+    """Decodes a PNG image into a ``[height, width, channels]`` tensor (Pillow)."""
+    return _decode("png", contents, channels, dtype, name)
+
+
+def decode_jpeg(contents, channels: int = 0, ratio: int = 1, fancy_upscaling: bool = True,
+                try_recover_truncated: bool = False, acceptable_fraction: float = 1,
+                dct_method: str = "", name: Optional[str] = None):
+    """Decodes a JPEG image into a ``[height, width, channels]`` uint8 tensor (Pillow)."""
+    return _decode("jpeg", contents, channels, dtypes.uint8, name, ratio=(ratio, 1),
+                   try_recover_truncated=(try_recover_truncated, False),
+                   acceptable_fraction=(acceptable_fraction, 1))
+
+
+def decode_image(contents, channels=None, dtype=dtypes.uint8, name: Optional[str] = None,
+                 expand_animations: bool = True):
+    """Decodes a PNG, JPEG, GIF or BMP image (3-D; animations are not supported)."""
+    return _decode("image", contents, channels or 0, dtype, name)
