@@ -989,14 +989,14 @@ def name_scope(name: Optional[str], default_name: Optional[str] = None,
             yield scope
 
 
-def graph_of(values) -> Graph:
+def graph_of(values, default: Optional[Graph] = None) -> Graph:
     """The graph an op on ``values`` belongs to (TF1's rule).
 
     The default graph, unless it is a plain graph and a tensor, op or variable among
     ``values`` (or in a list among them) lives in another one; function graphs capture
-    foreign tensors instead.
+    foreign tensors instead. ``default``: the default graph, when the caller has it.
     """
-    graph = get_default_graph()
+    graph = get_default_graph() if default is None else default
     if graph.outer_graph is not None:
         return graph
     for value in values:
@@ -1041,13 +1041,14 @@ class op_scope:  # noqa: N801 - a context manager used like a function
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a string or None, got {type(name).__name__}: "
                             f"{name!r}")
-        self._graph = graph_of(values)
+        default = get_default_graph()
+        self._graph = graph = graph_of(values, default)
+        self._pushed = graph is not default
         self._name = name or default_name
 
     def __enter__(self) -> str:
         graph = self._graph
         graph._lock.acquire()
-        self._pushed = graph is not get_default_graph()
         if self._pushed:
             _default_graph_stack().append(graph)
         self._outermost = graph._undo_log is None

@@ -45,7 +45,7 @@ def constructor(default_name: str, *inputs: str, single_op: bool = True) -> Call
         name_at = params.index("name")
         slots = tuple((params.index(arg), arg) for arg in inputs)
 
-        def in_scope(args: tuple, kwargs: dict):
+        def in_scope(*args, **kwargs):
             count = len(args)
             values = [args[at] if at < count else kwargs.get(arg) for at, arg in slots]
             name = args[name_at] if name_at < count else kwargs.get("name")
@@ -59,24 +59,23 @@ def constructor(default_name: str, *inputs: str, single_op: bool = True) -> Call
         # The hot path, spelled out for the common shapes (inputs first, passed by
         # position): a type test per input, nothing else.
         if not single_op:
-            def build(*args, **kwargs):
-                return in_scope(args, kwargs)
+            build = in_scope
         elif len(slots) == 1 and slots[0][0] == 0:
             def build(*args, **kwargs):
                 if args and type(args[0]) is Tensor:
                     return fn(*args, **kwargs)
-                return in_scope(args, kwargs)
+                return in_scope(*args, **kwargs)
         elif len(slots) == 2 and slots[0][0] == 0 and slots[1][0] == 1:
             def build(*args, **kwargs):
                 if len(args) > 1 and type(args[0]) is Tensor and type(args[1]) is Tensor:
                     return fn(*args, **kwargs)
-                return in_scope(args, kwargs)
+                return in_scope(*args, **kwargs)
         else:
             def build(*args, **kwargs):
                 count = len(args)
                 for at, arg in slots:
                     if type(args[at] if at < count else kwargs.get(arg)) is not Tensor:
-                        return in_scope(args, kwargs)
+                        return in_scope(*args, **kwargs)
                 return fn(*args, **kwargs)
 
         functools.update_wrapper(build, fn)
