@@ -9,7 +9,7 @@ import numpy as np
 
 from gradflow.framework import dtypes
 from gradflow.framework.constant import constant_value, convert_to_tensor
-from gradflow.framework.graph import (Graph, Operation, Tensor, get_default_graph, graph_of,
+from gradflow.framework.graph import (Operation, Tensor, get_default_graph, graph_of,
                                       op_scope)
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.tensor_shape import TensorShape
@@ -93,9 +93,8 @@ def outer_scope(scope: str) -> str:
     return scope[:scope.rstrip("/").rfind("/") + 1]
 
 
-def graph_for(values: Sequence) -> Graph:
-    """The graph new ops on ``values`` belong to (see ``graph_of``)."""
-    return graph_of(values)
+# The graph new ops on ``values`` belong to: ``graph_of`` itself (every op pays this call).
+graph_for = graph_of
 
 
 def apply_op(op_type: str, inputs: Sequence[Tensor], name: Optional[str] = None, **attrs):
