@@ -21,13 +21,15 @@ from gradflow.framework.tensor_shape import TensorShape, as_shape
 
 __all__ = [
     "Graph", "Operation", "Tensor", "GraphKeys", "get_default_graph", "reset_default_graph",
-    "name_scope", "device", "colocate_with", "control_dependencies", "op_scope_graph",
+    "name_scope", "op_scope", "graph_of", "device", "colocate_with", "control_dependencies",
+    "op_scope_graph",
     "get_collection", "get_collection_ref", "add_to_collection",
 ]
 
 _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
 _valid_names: set = set()  # op names already checked against _VALID_OP_NAME
+_valid_scope_names: set = set()  # scope names already checked against _VALID_SCOPE_NAME
 
 
 class GraphKeys:
@@ -126,6 +128,10 @@ class Tensor:
             raise ValueError(
                 f"Tensor '{self.name}' has shape {self._shape}, which is incompatible with "
                 f"the shape {shape} passed to set_shape")
+        graph = self._op._graph
+        if graph._undo_log is not None:  # inside a transaction: a failure restores it
+            previous = self._shape
+            graph._undo_log.append(lambda: setattr(self, "_shape", previous))
         self._shape = self._shape.merge_with(shape)
 
     def consumers(self) -> list["Operation"]:
@@ -599,10 +605,12 @@ class Graph:
 
     @contextlib.contextmanager
     def atomic(self) -> Iterator[None]:
-        """Undoes every op, name and collection entry added if the block raises.
+        """Undoes everything the block changed in the graph if it raises.
 
         Ops made inside are recognised by their ids; other changes are logged as they
-        happen (name counts as ``(key, previous)`` tuples, the rest as undo functions).
+        happen: name and name-scope counts as ``(key, previous)`` tuples, the rest
+        (collection entries, control edges, attrs, functions, static shapes refined by
+        ``Tensor.set_shape``) as undo functions.
         """
         with self._lock:
             outermost = self._undo_log is None
@@ -677,22 +685,27 @@ class Graph:
         """
         state = self._scope_state()
         previous = state.name_stack
-        if not name:
-            scope = ""
-        elif (name := name_text(name, "name")).endswith("/"):
-            if not _VALID_SCOPE_NAME.match(name):
-                raise ValueError(f"'{name}' is not a valid scope name")
-            scope = name
-        else:
-            if not _VALID_SCOPE_NAME.match(name):
-                raise ValueError(f"'{name}' is not a valid scope name")
-            with self._lock:
-                scope = self._uniquify(previous + name) + "/"
+        scope = self._scope_name(previous, name)
         state.name_stack = scope
         try:
             yield scope
         finally:
             state.name_stack = previous
+
+    def _scope_name(self, previous: str, name: Optional[str]) -> str:
+        """The full name of scope ``name`` opened inside ``previous`` (marked as used)."""
+        if not name:
+            return ""
+        name = name_text(name, "name")
+        if name not in _valid_scope_names:
+            if not _VALID_SCOPE_NAME.match(name):
+                raise ValueError(f"'{name}' is not a valid scope name")
+            if len(_valid_scope_names) < 100_000:  # bounded, as _valid_names
+                _valid_scope_names.add(name)
+        if name.endswith("/"):
+            return name
+        with self._lock:
+            return self._uniquify(previous + name) + "/"
 
     @contextlib.contextmanager
     def device(self, device_name_or_function) -> Iterator[None]:
@@ -1029,13 +1042,103 @@ def name_scope(name: Optional[str], default_name: Optional[str] = None,
                         "You likely meant to pass this into the `values` kwarg.")
     if name is None:
         name = default_name
-    graph = op_scope_graph(values) if values else get_default_graph()
-    if values and graph is not get_default_graph():
+    graph = graph_of(values) if values else get_default_graph()
+    if graph is not get_default_graph():
         with graph.as_default(), graph.name_scope(name) as scope:
             yield scope
     else:
         with graph.name_scope(name) as scope:
             yield scope
+
+
+def graph_of(values, default: Optional[Graph] = None) -> Graph:
+    """The graph an op on ``values`` belongs to (TF1's rule).
+
+    The default graph, unless it is a plain graph and a tensor, op or variable among
+    ``values`` (or in a list among them) lives in another one; function graphs capture
+    foreign tensors instead. ``default``: the default graph, when the caller has it.
+    """
+    graph = get_default_graph() if default is None else default
+    if graph.outer_graph is not None:
+        return graph
+    for value in values:
+        kind = type(value)
+        if kind is Tensor:  # the common cases first: a tensor, a Python number or None
+            if value._op._graph is not graph:
+                return value._op._graph
+            continue
+        if kind in _PLAIN_TYPES:
+            continue
+        for item in (value if kind in (list, tuple) else (value,)):
+            if type(item) not in _PLAIN_TYPES:
+                owner = getattr(item, "graph", None)
+                if owner is not graph and isinstance(owner, Graph):
+                    return owner
+    return graph
+
+
+_PLAIN_TYPES = frozenset((int, float, bool, complex, str, bytes, type(None)))
+
+
+class op_scope:  # noqa: N801 - a context manager used like a function
+    """The scope a public op constructor builds in: a transaction and TF1's op naming.
+
+    ``with op_scope(name, default_name, values) as scope:`` picks the graph from
+    ``values`` (:func:`graph_of`) and makes it the default inside, opens a transaction
+    on it (as :meth:`Graph.atomic`: if the block raises, every op, name, scope counter,
+    collection entry and static shape it made or changed is undone), and opens the name
+    scope ``name`` (``default_name`` when None), uniquified as TF1 does. ``scope`` is
+    the scope's full name ending in '/': passed as ``name`` to ``create_op`` it is the
+    exact name of the constructor's result op, and the constants made from its Python
+    arguments inside are named after the argument (``Reshape/shape``).
+
+    A class rather than a generator: public constructors with Python arguments enter it
+    once per call, gradient rules thousands of times.
+    """
+
+    __slots__ = ("_graph", "_name", "_pushed", "_outermost", "_mark", "_first_id", "_state",
+                 "_previous")
+
+    def __init__(self, name: Optional[str], default_name: str, values: Sequence = ()):
+        if name is not None:
+            name = name_text(name, "name")
+        default = get_default_graph()
+        self._graph = graph = graph_of(values, default)
+        self._pushed = graph is not default
+        self._name = name or default_name
+
+    def __enter__(self) -> str:
+        graph = self._graph
+        graph._lock.acquire()
+        if self._pushed:
+            _default_graph_stack().append(graph)
+        self._outermost = graph._undo_log is None
+        if self._outermost:
+            graph._undo_log = []
+        self._mark, self._first_id = len(graph._undo_log), graph._next_id
+        state = self._state = graph._scope_state()
+        self._previous = state.name_stack
+        try:
+            scope = graph._scope_name(self._previous, self._name)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        state.name_stack = scope
+        return scope
+
+    def __exit__(self, exc_type, exc, traceback) -> bool:
+        graph = self._graph
+        self._state.name_stack = self._previous
+        try:
+            if exc_type is not None:
+                graph._roll_back(self._mark, self._first_id)
+        finally:
+            if self._outermost:
+                graph._undo_log = None
+            if self._pushed:
+                _default_graph_stack().pop()
+            graph._lock.release()
+        return False
 
 
 def device(device_name_or_function):

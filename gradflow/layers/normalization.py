@@ -205,14 +205,14 @@ def _normalize(x: Tensor, mean, variance, offset, scale, epsilon: float) -> Tens
     """(x - mean) / sqrt(variance + epsilon) * scale + offset, as x * inv + (offset - mean *
     inv) under ``batchnorm/`` with TF's op names (``batchnorm/add_1`` is the output)."""
     with name_scope("batchnorm"):
-        inv = math_ops.rsqrt(math_ops.add(variance, constant(epsilon, dtype=x.dtype)))
+        # TF1 writes these with operators: add, mul, mul_1, ..., sub, add_1
+        inv = math_ops.rsqrt(variance + constant(epsilon, dtype=x.dtype))
         if scale is not None:
-            inv = math_ops.multiply(inv, scale)
-        scaled = math_ops.multiply(x, inv)
-        shifted_mean = math_ops.multiply(mean, inv)
-        shift = math_ops.negative(shifted_mean) if offset is None else \
-            math_ops.subtract(offset, shifted_mean)
-        return math_ops.add(scaled, shift)
+            inv = inv * scale
+        scaled = x * inv
+        shifted_mean = mean * inv
+        shift = math_ops.negative(shifted_mean) if offset is None else offset - shifted_mean
+        return scaled + shift
 
 
 def batch_normalization(inputs, axis=-1, momentum: float = 0.99, epsilon: float = 1e-3,

@@ -242,8 +242,6 @@ def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope: Optional[st
             raise ValueError(f"`labels.shape.rank` must equal `logits.shape.rank - 1`. "
                              f"Received: labels.shape={labels_t.shape} of rank {l_rank} and "
                              f"logits.shape={logits_t.shape} of rank {x_rank}")
-        with graph.name_scope("xentropy"):
-            losses = nn.sparse_softmax_cross_entropy_with_logits(labels=labels_t,
-                                                                 logits=logits_t,
-                                                                 name="xentropy")
+        losses = nn.sparse_softmax_cross_entropy_with_logits(labels=labels_t, logits=logits_t,
+                                                             name="xentropy")
         return weighted_loss(losses, weights_t, loss_collection, reduction)

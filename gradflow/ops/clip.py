@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from typing import Optional
 
 from gradflow.framework.constant import constant, convert_to_tensor
-from gradflow.framework.graph import Tensor
+from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.ops.array import identity, ones_like, rank, size, stack
-from gradflow.ops.common import graph_for
+from gradflow.ops.common import constructor, graph_for
 from gradflow.ops.math import (cast, divide, greater, maximum, minimum, multiply,
                                reduce_sum, rsqrt, sqrt, where)
 from gradflow.ops.math import range as range_op
@@ -55,6 +55,7 @@ def _check_sequence(t_list) -> list:
     return list(t_list)
 
 
+@constructor("clip_by_norm", "t", "clip_norm", single_op=False)
 def clip_by_norm(t, clip_norm, axes=None, name: Optional[str] = None):
     """``t * clip_norm / max(l2norm(t, axes), clip_norm)``: rescales ``t`` (or each slice
     along ``axes``) whose L2 norm exceeds ``clip_norm`` down to that norm.
@@ -78,6 +79,7 @@ def clip_by_norm(t, clip_norm, axes=None, name: Optional[str] = None):
         return _like(t, clipped)
 
 
+@constructor("global_norm", "t_list", single_op=False)
 def global_norm(t_list, name: Optional[str] = None) -> Tensor:
     """``sqrt(sum(l2norm(t)**2 for t in t_list))``, skipping None entries."""
     t_list = _check_sequence(t_list)
@@ -111,32 +113,40 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name: Optional[str] = 
     returns ``(clipped_list, global_norm)``.
 
     ``use_norm`` supplies the global norm (else it is computed). None entries stay None;
-    an infinite or NaN norm makes every clipped tensor NaN.
+    an infinite or NaN norm makes every clipped tensor NaN. As in TF1 the norm gets its
+    own ``global_norm`` scope beside the clipping's; one transaction covers both.
     """
     t_list = _check_sequence(t_list)
     graph = graph_for(_tensors_in(t_list + [clip_norm, use_norm]))
     with graph.as_default(), graph.atomic():
         if use_norm is None:
-            with graph.name_scope(name or "global_norm"):
-                use_norm = _global_norm(t_list)
-        use_norm = convert_to_tensor(use_norm, name="use_norm")
-        with graph.name_scope(name or "clip_by_global_norm") as scope:
-            one = constant(1.0, dtype=use_norm.dtype)
-            scale_for_finite = clip_norm * minimum(1.0 / use_norm, one / clip_norm)
-            # use_norm - use_norm is 0 for a finite norm and NaN otherwise.
-            scale = scale_for_finite + (use_norm - use_norm)
-            values = [_values_of(t, f"t_{i}") for i, t in enumerate(t_list)]
-            clipped = []
-            for i, v in enumerate(values):
-                if v is None:
-                    clipped.append(None)
-                    continue
-                with graph.colocate_with(v.op):
-                    clipped.append(identity(v * cast(scale, v.dtype), name=f"{scope}_{i}"))
-        return [None if c is None else _like(t, c)
-                for t, c in zip(t_list, clipped, strict=True)], use_norm
+            use_norm = global_norm(t_list, name)
+        return _clip_to_norm(t_list, clip_norm, use_norm, name=name)
 
 
+@constructor("clip_by_global_norm", "t_list", "clip_norm", "use_norm", single_op=False)
+def _clip_to_norm(t_list: list, clip_norm, use_norm, name: str):
+    """The clipping half of ``clip_by_global_norm``, given the global norm."""
+    graph = get_default_graph()
+    use_norm = convert_to_tensor(use_norm, name="use_norm")
+    with graph.name_scope(name) as scope:
+        one = constant(1.0, dtype=use_norm.dtype)
+        scale_for_finite = clip_norm * minimum(1.0 / use_norm, one / clip_norm)
+        # use_norm - use_norm is 0 for a finite norm and NaN otherwise.
+        scale = scale_for_finite + (use_norm - use_norm)
+        values = [_values_of(t, f"t_{i}") for i, t in enumerate(t_list)]
+        clipped = []
+        for i, v in enumerate(values):
+            if v is None:
+                clipped.append(None)
+                continue
+            with graph.colocate_with(v.op):
+                clipped.append(identity(v * cast(scale, v.dtype), name=f"{scope}_{i}"))
+    return [None if c is None else _like(t, c)
+            for t, c in zip(t_list, clipped, strict=True)], use_norm
+
+
+@constructor("clip_by_average_norm", "t", "clip_norm", single_op=False)
 def clip_by_average_norm(t, clip_norm, name: Optional[str] = None) -> Tensor:
     """``t * clip_norm / max(l2norm(t) / size(t), clip_norm)``: clips the per-element
     average L2 norm (TF1, deprecated there in favour of ``clip_by_norm``)."""

@@ -1,20 +1,23 @@
 """Small helpers every op family uses: adding an op, and common shape/dtype inference."""
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from gradflow.framework import dtypes
 from gradflow.framework.constant import constant_value, convert_to_tensor, make_ndarray
-from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
+from gradflow.framework.graph import (Operation, Tensor, get_default_graph, graph_of,
+                                      op_scope)
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.tensor_shape import TensorShape
 
-__all__ = ["apply_op", "graph_for", "as_tensor", "binary_operands", "broadcast_shape",
-           "same_as_input", "static_ints", "static_axes", "STATIC_LIST_LIMIT", "check_same_dtype",
-           "check_dtype_in", "check_python_operand", "FLOATING", "NUMERIC", "REAL_NUMERIC",
-           "TRAINABLE"]
+__all__ = ["constructor", "outer_scope", "apply_op", "graph_for", "as_tensor", "binary_operands",
+           "broadcast_shape", "same_as_input", "static_ints", "static_axes", "STATIC_LIST_LIMIT",
+           "check_same_dtype", "check_dtype_in", "check_python_operand", "FLOATING", "NUMERIC",
+           "REAL_NUMERIC", "TRAINABLE"]
 
 FLOATING = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 TRAINABLE = FLOATING + (dtypes.complex64, dtypes.complex128)
@@ -23,18 +26,76 @@ REAL_NUMERIC = FLOATING + (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64
 NUMERIC = REAL_NUMERIC + (dtypes.complex64, dtypes.complex128)
 
 
-def graph_for(values: Sequence) -> Graph:
-    """The graph new ops on ``values`` belong to.
+def constructor(default_name: str, *inputs: str, single_op: bool = True) -> Callable:
+    """Makes a function a public op constructor: its body runs inside ``op_scope``.
 
-    The default graph, unless it is a plain graph and the tensors live in another one
-    (TF1 builds ops in their inputs' graph). Function graphs capture foreign tensors.
+    ``default_name`` is TF1's default op name; ``inputs`` name the parameters that are
+    op inputs (tensors or Python values converted to constants). The wrapped function
+    gets ``name`` = the scope's exact name ('Reshape/', 'y/'): it converts its Python
+    arguments inside, named after the argument (``convert_to_tensor(shape,
+    name="shape")`` makes ``Reshape/shape``), and passes ``name`` on to its result op.
+    A failing call leaves the graph untouched (see ``op_scope``).
+
+    Hot path: when ``single_op`` (the body creates one op from its inputs and nothing
+    else) and every input is already a Tensor, the body runs without the scope, with
+    ``name`` as given: the op gets the same name (``create_op`` uniquifies as the scope
+    would) and is either created or not, so there is nothing to undo.
     """
-    graph = get_default_graph()
-    if graph.outer_graph is None:
-        for value in values:
-            if isinstance(value, Tensor) and value._op._graph is not graph:
-                return value._op._graph
-    return graph
+    def decorate(fn: Callable) -> Callable:
+        params = list(inspect.signature(fn).parameters)
+        name_at = params.index("name")
+        slots = tuple((params.index(arg), arg) for arg in inputs)
+
+        def in_scope(*args, **kwargs):
+            count = len(args)
+            values = [args[at] if at < count else kwargs.get(arg) for at, arg in slots]
+            name = args[name_at] if name_at < count else kwargs.get("name")
+            with op_scope(name, default_name, values) as scope:
+                if name_at < count:
+                    args = args[:name_at] + (scope,) + args[name_at + 1:]
+                else:
+                    kwargs["name"] = scope
+                return fn(*args, **kwargs)
+
+        # The hot path, spelled out for the common shapes (inputs first, passed by
+        # position): a type test per input, nothing else.
+        if not single_op:
+            build = in_scope
+        elif len(slots) == 1 and slots[0][0] == 0:
+            def build(*args, **kwargs):
+                if args and type(args[0]) is Tensor:
+                    return fn(*args, **kwargs)
+                return in_scope(*args, **kwargs)
+        elif len(slots) == 2 and slots[0][0] == 0 and slots[1][0] == 1:
+            def build(*args, **kwargs):
+                if len(args) > 1 and type(args[0]) is Tensor and type(args[1]) is Tensor:
+                    return fn(*args, **kwargs)
+                return in_scope(*args, **kwargs)
+        else:
+            def build(*args, **kwargs):
+                count = len(args)
+                for at, arg in slots:
+                    if type(args[at] if at < count else kwargs.get(arg)) is not Tensor:
+                        return in_scope(*args, **kwargs)
+                return fn(*args, **kwargs)
+
+        functools.update_wrapper(build, fn)
+
+        build.default_name = default_name
+        build.inputs = inputs
+        return build
+
+    return decorate
+
+
+def outer_scope(scope: str) -> str:
+    """The name scope enclosing ``scope`` (a constructor's 'a/Mean/' gives 'a/'), for
+    the few constants TF1 makes outside its op's scope (a reduction's default axes)."""
+    return scope[:scope.rstrip("/").rfind("/") + 1]
+
+
+# The graph new ops on ``values`` belong to: ``graph_of`` itself (every op pays this call).
+graph_for = graph_of
 
 
 def apply_op(op_type: str, inputs: Sequence[Tensor], name: Optional[str] = None, **attrs):
@@ -55,21 +116,25 @@ def as_tensor(value, dtype=None, name: Optional[str] = None, like: Optional[Tens
     """``convert_to_tensor``, building constants in ``like``'s graph when given."""
     if isinstance(value, Tensor) or like is None:
         return convert_to_tensor(value, dtype=dtype, name=name)
-    graph = graph_for([like])
-    if graph is get_default_graph():
+    default = get_default_graph()
+    graph = default if type(like) is Tensor and like._op._graph is default else graph_for([like])
+    if graph is default:
         return convert_to_tensor(value, dtype=dtype, name=name)
     with graph.as_default():
         return convert_to_tensor(value, dtype=dtype, name=name)
 
 
-def binary_operands(x, y, op_name: str) -> tuple[Tensor, Tensor]:
-    """Converts the operands of a binary op; a non-tensor takes the tensor's dtype."""
+def binary_operands(x, y, op_name: str, names: tuple[str, str] = ("x", "y")
+                    ) -> tuple[Tensor, Tensor]:
+    """Converts the operands of a binary op; a non-tensor takes the tensor's dtype.
+    Constants are named after the argument (``names``), as TF1 names them."""
     if isinstance(x, Tensor) or not isinstance(y, Tensor):
-        x = as_tensor(x, name="x")
-        y = as_tensor(y, dtype=None if isinstance(y, Tensor) else x.dtype, name="y", like=x)
+        x = as_tensor(x, name=names[0])
+        y = as_tensor(y, dtype=None if isinstance(y, Tensor) else x.dtype, name=names[1],
+                      like=x)
     else:
-        y = as_tensor(y, name="y")
-        x = as_tensor(x, dtype=y.dtype, name="x", like=y)
+        y = as_tensor(y, name=names[1])
+        x = as_tensor(x, dtype=y.dtype, name=names[0], like=y)
     check_same_dtype(x, y, op_name)
     return x, y
 

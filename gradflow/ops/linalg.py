@@ -25,8 +25,8 @@ from gradflow.framework.registry import RegisterGradient, define_op, gradient_ne
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
-from gradflow.ops.common import (NUMERIC, apply_op, as_tensor, binary_operands,
-                                 broadcast_shape, check_dtype_in, static_ints)
+from gradflow.ops.common import (NUMERIC, apply_op, as_tensor, binary_operands, broadcast_shape,
+                                 check_dtype_in, constructor, static_ints)
 
 __all__ = [
     "matrix_transpose", "matrix_inverse", "matrix_determinant", "log_matrix_determinant",
@@ -157,6 +157,7 @@ def _unbroadcast(grad: Optional[Tensor], x: Tensor) -> Optional[Tensor]:
 
 
 # ------------------------------------------------------------------ transposes
+@constructor("matrix_transpose", "a", "conjugate", single_op=False)
 def matrix_transpose(a, name: str = "matrix_transpose", conjugate: bool = False) -> Tensor:
     """Swaps the last two dimensions of ``a`` (conjugating too when ``conjugate``)."""
     x = convert_to_tensor(a, name="a")
@@ -172,6 +173,7 @@ def matrix_transpose(a, name: str = "matrix_transpose", conjugate: bool = False)
     return array.transpose(x, perm, name=name, conjugate=conjugate)
 
 
+@constructor("adjoint", "matrix", single_op=False)
 def adjoint(matrix, name: Optional[str] = None) -> Tensor:
     """The conjugate transpose of each matrix in ``matrix``."""
     return matrix_transpose(matrix, name=name or "adjoint", conjugate=True)
@@ -196,6 +198,7 @@ def _inverse_grad(op, grad):
     return -_mm(y, _mm(grad, y, adjoint_b=True), adjoint_a=True)
 
 
+@constructor("MatrixInverse", "input", "adjoint", single_op=False)
 def matrix_inverse(input, adjoint: bool = False,  # noqa: A002 - TF's argument name
                    name: Optional[str] = None) -> Tensor:
     """The inverse of each square matrix in ``input`` (of its adjoint when ``adjoint``)."""
@@ -247,6 +250,7 @@ def _log_determinant_grad(op, grad_sign, grad_log_abs):
     return _per_matrix(_real_part(grad_log_abs)) * matrix_inverse(a, adjoint=True)
 
 
+@constructor("MatrixDeterminant", "input", single_op=False)
 def matrix_determinant(input,  # noqa: A002 - TF's argument name
                        name: Optional[str] = None) -> Tensor:
     """The determinant of each square matrix in ``input``."""
@@ -254,6 +258,7 @@ def matrix_determinant(input,  # noqa: A002 - TF's argument name
     return apply_op("MatrixDeterminant", [x], name=name or "MatrixDeterminant")
 
 
+@constructor("LogMatrixDeterminant", "input", single_op=False)
 def log_matrix_determinant(input,  # noqa: A002 - TF's argument name
                            name: Optional[str] = None) -> tuple[Tensor, Tensor]:
     """``(sign, log|det|)`` of each square matrix: the determinant without overflow."""
@@ -263,6 +268,7 @@ def log_matrix_determinant(input,  # noqa: A002 - TF's argument name
     return sign, log_abs
 
 
+@constructor("logdet", "matrix", single_op=False)
 def logdet(matrix, name: Optional[str] = None) -> Tensor:
     """log(det(A)) of Hermitian positive definite matrices, through their Cholesky factor."""
     with name_scope(name, "logdet", [matrix]):
@@ -296,6 +302,7 @@ def _cholesky_grad(op, grad):
     return 0.5 * (product_h + adjoint(product_h))
 
 
+@constructor("Cholesky", "input", single_op=False)
 def cholesky(input, name: Optional[str] = None) -> Tensor:  # noqa: A002 - TF's argument name
     """The lower-triangular L with L L^H = A, for Hermitian positive definite A.
 
@@ -305,6 +312,7 @@ def cholesky(input, name: Optional[str] = None) -> Tensor:  # noqa: A002 - TF's 
     return apply_op("Cholesky", [x], name=name or "Cholesky")
 
 
+@constructor("cholesky_solve", "chol", "rhs", single_op=False)
 def cholesky_solve(chol, rhs, name: Optional[str] = None) -> Tensor:
     """Solves A X = rhs given the Cholesky factor ``chol`` of A: two triangular solves."""
     with name_scope(name, "cholesky_solve", [chol, rhs]):
@@ -385,12 +393,14 @@ def _solve_operands(matrix, rhs, op_type: str) -> tuple[Tensor, Tensor]:
     return a, _matrix_operand(rhs, op_type, "rhs")
 
 
+@constructor("MatrixSolve", "matrix", "rhs", "adjoint", single_op=False)
 def matrix_solve(matrix, rhs, adjoint: bool = False, name: Optional[str] = None) -> Tensor:
     """Solves ``matrix @ X = rhs`` (``adjoint(matrix) @ X = rhs`` when ``adjoint``)."""
     a, b = _solve_operands(matrix, rhs, "MatrixSolve")
     return apply_op("MatrixSolve", [a, b], name=name or "MatrixSolve", adjoint=bool(adjoint))
 
 
+@constructor("MatrixTriangularSolve", "matrix", "rhs", "lower", "adjoint", single_op=False)
 def matrix_triangular_solve(matrix, rhs, lower: bool = True, adjoint: bool = False,
                             name: Optional[str] = None) -> Tensor:
     """Solves a triangular system; only the lower (or upper) triangle of ``matrix`` is read."""
@@ -454,6 +464,7 @@ def _regularized_gramian(a: Tensor, l2_regularizer, gram_of_columns: bool) -> Te
     return gram + regularizer * array.eye(_dim(gram, -1), dtype=a.dtype)
 
 
+@constructor("MatrixSolveLs", "matrix", "rhs", "l2_regularizer", "fast", single_op=False)
 def matrix_solve_ls(matrix, rhs, l2_regularizer=0.0, fast: bool = True,
                     name: Optional[str] = None) -> Tensor:
     """The least-squares solution X of ``matrix @ X = rhs`` (minimum norm when wide).
@@ -538,6 +549,7 @@ def _qr_grad(op, grad_q, grad_r):
     return array.concat([grad_square, _mm(q, grad_rest_r)], -1)
 
 
+@constructor("Qr", "input", "full_matrices", single_op=False)
 def qr(input, full_matrices: bool = False,  # noqa: A002 - TF's argument name
        name: Optional[str] = None) -> tuple[Tensor, Tensor]:
     """``(q, r)`` with ``input = q @ r``, q with orthonormal columns, r upper triangular."""
@@ -626,6 +638,7 @@ def _svd_grad(op, grad_s, grad_u, grad_v):
     return adjoint(_svd_grad_wide(s, v, u, grad_s, grad_v, grad_u, full))
 
 
+@constructor("Svd", "tensor", "full_matrices", "compute_uv", single_op=False)
 def svd(tensor, full_matrices: bool = False, compute_uv: bool = True,
         name: Optional[str] = None):
     """Singular values ``s`` (descending, real), and ``u``, ``v`` with A = U diag(s) V^H.
@@ -683,6 +696,7 @@ def _eigh_grad(op, grad_e, grad_v):
     return _lower_half_diagonal(middle + adjoint(middle))
 
 
+@constructor("SelfAdjointEigV2", "tensor", single_op=False)
 def self_adjoint_eig(tensor, name: Optional[str] = None) -> tuple[Tensor, Tensor]:
     """``(e, v)``: ascending eigenvalues and eigenvectors (columns) of Hermitian matrices.
 
@@ -693,6 +707,7 @@ def self_adjoint_eig(tensor, name: Optional[str] = None) -> tuple[Tensor, Tensor
     return e, v
 
 
+@constructor("SelfAdjointEigV2", "tensor", single_op=False)
 def self_adjoint_eigvals(tensor, name: Optional[str] = None) -> Tensor:
     """The ascending eigenvalues of Hermitian matrices (lower triangle read)."""
     x = _matrix_operand(tensor, "SelfAdjointEigV2", "tensor")
@@ -719,6 +734,7 @@ def _expm_grad(op, grad):
     return expm(block)[..., :size, size:]
 
 
+@constructor("MatrixExponential", "input", single_op=False)
 def expm(input, name: Optional[str] = None) -> Tensor:  # noqa: A002 - TF's argument name
     """The matrix exponential of each square matrix in ``input``."""
     x = _matrix_operand(input, "MatrixExponential")
@@ -966,6 +982,7 @@ def _tensordot_axes(axes, rank_a: int, rank_b: int) -> tuple[list[int], list[int
     return [a % rank_a for a in pair[0]], [b % rank_b for b in pair[1]]
 
 
+@constructor("Tensordot", "a", "b", "axes", single_op=False)
 def tensordot(a, b, axes, name: Optional[str] = None) -> Tensor:
     """Contracts ``a``'s ``axes[0]`` with ``b``'s ``axes[1]`` (or a's last N with b's first N)."""
     x, y = binary_operands(a, b, "Tensordot")
@@ -990,6 +1007,8 @@ def tensordot(a, b, axes, name: Optional[str] = None) -> Tensor:
     return einsum(f"{sub_a},{sub_b}->{output}", x, y, name=name or "Tensordot")
 
 
+@constructor("MatVec", "a", "b", "transpose_a", "adjoint_a", "a_is_sparse", "b_is_sparse",
+             single_op=False)
 def matvec(a, b, transpose_a: bool = False, adjoint_a: bool = False, a_is_sparse: bool = False,
            b_is_sparse: bool = False, name: Optional[str] = None) -> Tensor:
     """Matrix-vector product ``a @ b`` over the last dimension of ``b``, batched."""
@@ -1000,6 +1019,7 @@ def matvec(a, b, transpose_a: bool = False, adjoint_a: bool = False, a_is_sparse
         return array.squeeze(product, -1)
 
 
+@constructor("Trace", "x", single_op=False)
 def trace(x, name: Optional[str] = None) -> Tensor:
     """The sum of the main diagonal of each matrix in ``x``."""
     with name_scope(name, "Trace", [x]):
@@ -1072,6 +1092,7 @@ def _norm_value(x: Tensor, order, axes: Optional[tuple], is_matrix: bool) -> Ten
     return math_ops.pow(powered, 1.0 / order)
 
 
+@constructor("norm", "tensor", "ord", "axis", "keepdims", "keep_dims", single_op=False)
 def norm(tensor, ord="euclidean", axis=None, keepdims=None,  # noqa: A002 - TF's names
          name: Optional[str] = None, keep_dims=None) -> Tensor:
     """Vector norms (over all entries, or ``axis``) and matrix norms (``axis`` a pair).

@@ -19,7 +19,7 @@ from gradflow.framework.graph import Operation, Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import RegisterGradient, define_op
 from gradflow.ops import control
-from gradflow.ops.common import FLOATING, apply_op, check_dtype_in
+from gradflow.ops.common import FLOATING, apply_op, check_dtype_in, constructor
 
 __all__ = ["check_numerics", "add_check_numerics_ops"]
 
@@ -55,6 +55,7 @@ def _check_numerics_grad(op, grad):
     return check_numerics(grad, message)
 
 
+@constructor("CheckNumerics", "tensor", "message", single_op=False)
 def check_numerics(tensor, message: str, name: Optional[str] = None) -> Tensor:
     """``tensor`` unchanged; running it fails if it holds a NaN or an infinity."""
     x = convert_to_tensor(tensor, name="tensor")

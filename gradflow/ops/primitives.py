@@ -24,7 +24,8 @@ from gradflow.framework.registry import (NotDifferentiable, RegisterGradient, de
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.common import (NUMERIC, REAL_NUMERIC, STATIC_LIST_LIMIT, apply_op, as_tensor,
                                  binary_operands, broadcast_shape, check_dtype_in, check_same_dtype,
-                                 same_as_input, static_axes, static_ints)
+                                 constructor, outer_scope, same_as_input, static_axes,
+                                 static_ints)
 
 
 INDEX_TYPES = (dtypes.int32, dtypes.int64)
@@ -173,17 +174,39 @@ def _fill_grad(op, grad):
     return None, reduce_sum(grad)
 
 
+@constructor("Fill", "dims", "value")
 def fill(dims, value, name: Optional[str] = None) -> Tensor:
     """A tensor of shape ``dims`` filled with the scalar ``value``."""
-    value = convert_to_tensor(value)
-    return apply_op("Fill", [shape_tensor(dims), value], name=name or "Fill")
+    dims = shape_tensor(dims, name="dims")
+    value = convert_to_tensor(value, name="value")
+    return apply_op("Fill", [dims, value], name=name or "Fill")
 
 
+# A filled tensor of a static shape with fewer elements is one Const (as TF1 folds it).
+FOLDED_FILL_LIMIT = 1000
+
+
+def filled(shape, value: int, dtype, name: str) -> Tensor:
+    """``zeros``/``ones``: one Const named ``name`` (a constructor's scope) for a small
+    static shape, else ``Fill`` of the shape (``shape_as_tensor``) and a ``Const``."""
+    dtype = dtypes.as_dtype(dtype)
+    if isinstance(shape, TensorShape):
+        shape = shape.as_list()
+    if not isinstance(shape, Tensor) and not (
+            isinstance(shape, (list, tuple)) and any(isinstance(d, Tensor) for d in shape)):
+        dims = np.asarray(shape, dtype=np.int64).reshape(-1)
+        if (dims < 0).any():
+            raise ValueError(f"Dimensions of shape must be non-negative, got {dims.tolist()}")
+        if dims.prod() < FOLDED_FILL_LIMIT:
+            return constant(np.full(dims, value, dtype.as_numpy_dtype), dtype=dtype, name=name)
+        shape = shape_tensor(shape, name="shape_as_tensor")
+    return fill(shape, constant(value, dtype=dtype, name="Const"), name=name)
+
+
+@constructor("zeros", "shape", "dtype", single_op=False)
 def zeros(shape, dtype=dtypes.float32, name: Optional[str] = None) -> Tensor:
     """A tensor of ``shape`` filled with zeros."""
-    dtype = dtypes.as_dtype(dtype)
-    with get_default_graph().name_scope(name or "zeros"):
-        return fill(shape, constant(0, dtype=dtype, name="Const"), name="zeros")
+    return filled(shape, 0, dtype, name)
 
 
 define_op("ZerosLike", infer=same_as_input, kernel=np.zeros_like)
@@ -192,6 +215,7 @@ define_op("ZerosLike", infer=same_as_input, kernel=np.zeros_like)
 NotDifferentiable("ZerosLike")
 
 
+@constructor("zeros_like", "tensor", "dtype", "optimize", single_op=False)
 def zeros_like(tensor, dtype=None, name: Optional[str] = None, optimize: bool = True) -> Tensor:
     """Zeros shaped like ``tensor`` (of ``dtype``, default ``tensor``'s)."""
     tensor = convert_to_tensor(tensor)
@@ -229,6 +253,7 @@ def shape_out_type(out_type) -> dtypes.DType:
     return dtype
 
 
+@constructor("Shape", "input")
 def shape(input, name: Optional[str] = None, out_type=None) -> Tensor:  # noqa: A002
     """The dynamic shape of ``input`` as a 1-D int tensor."""
     x = convert_to_tensor(input)
@@ -248,6 +273,7 @@ def _rank_static(op):
     return None if ndims is None else np.asarray(ndims, np.int32)
 
 
+@constructor("Rank", "input")
 def rank(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """The number of dimensions of ``input`` as a scalar int32 tensor."""
     return apply_op("Rank", [convert_to_tensor(input)], name=name or "Rank")
@@ -297,6 +323,7 @@ def shape_of_input(x: Tensor) -> Tensor:
     return shape(x)
 
 
+@constructor("Reshape", "tensor", "shape")
 def reshape(tensor, shape, name: Optional[str] = None) -> Tensor:  # noqa: F811 - TF arg name
     """``tensor``'s elements in a new shape; one entry of ``shape`` may be -1 (inferred)."""
     x = convert_to_tensor(tensor)
@@ -339,6 +366,7 @@ def _pack_static(op):
     return np.stack(values, axis=op.get_attr("axis"))
 
 
+@constructor("stack", "values", "axis", single_op=False)
 def stack(values, axis: int = 0, name: str = "stack") -> Tensor:
     """Stacks same-shaped tensors along a new axis."""
     if isinstance(values, Tensor):
@@ -382,6 +410,7 @@ def _unpack_grad(op, *grads):
     return stack(parts, axis=op.get_attr("axis"))
 
 
+@constructor("unstack", "value")
 def unstack(value, num: Optional[int] = None, axis: int = 0, name: str = "unstack") -> list:
     """Splits ``value`` along ``axis`` into a list of tensors of one rank less."""
     x = convert_to_tensor(value)
@@ -433,6 +462,7 @@ def _broadcast_to_grad(op, grad):
     return reduce_to_shape_of(convert_to_tensor(grad), op.inputs[0]), None
 
 
+@constructor("BroadcastTo", "input", "shape")
 def broadcast_to(input, shape, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """``input`` broadcast (NumPy rules) to ``shape``."""
     x = convert_to_tensor(input)
@@ -459,6 +489,7 @@ define_op("BroadcastGradientArgs",
 NotDifferentiable("BroadcastGradientArgs")
 
 
+@constructor("BroadcastGradientArgs", "s0", "s1")
 def broadcast_gradient_args(s0, s1, name: Optional[str] = None) -> list[Tensor]:
     """For shapes that broadcast together, the axes each side was broadcast along."""
     return apply_op("BroadcastGradientArgs", [convert_to_tensor(s0), convert_to_tensor(s1)],
@@ -551,6 +582,7 @@ def _cast_grad(op, grad):
     return None
 
 
+@constructor("Cast", "x")
 def cast(x, dtype, name: Optional[str] = None) -> Tensor:
     """Converts ``x`` to ``dtype`` (complex to real keeps the real part)."""
     target = dtypes.as_dtype(dtype)
@@ -578,19 +610,21 @@ def unary(op_type: str, kernel: Callable, allowed, derivative: Optional[Callable
             return multiply(grad, conj(derivative(op.inputs[0], op.outputs[0])))
     _register_gradient(op_type, rule)
 
-    def constructor(x, name: Optional[str] = None) -> Tensor:
+    @constructor(op_type, "x")
+    def build(x, name: Optional[str] = None) -> Tensor:
         x = convert_to_tensor(x, name="x")
         check_dtype_in(x, allowed, op_type)
         return apply_op(op_type, [x], name=name or op_type)
 
-    constructor.__name__ = op_type.lower()
-    constructor.__doc__ = f"Elementwise ``{op_type}`` of ``x``."
-    return constructor
+    build.__name__ = op_type.lower()
+    build.__doc__ = f"Elementwise ``{op_type}`` of ``x``."
+    return build
 
 
 _conj = unary("Conj", np.conj, COMPLEX, gradient=lambda op, grad: conj(grad))
 
 
+@constructor("Conj", "x")
 def conj(x, name: Optional[str] = None) -> Tensor:
     """Complex conjugate; a real numeric tensor is returned as it is (no op added)."""
     x = convert_to_tensor(x, name="x")
@@ -614,14 +648,15 @@ def binary(op_type: str, kernel: Callable, default_name: str, allowed=NUMERIC,
 
     define_op(op_type, infer=infer, kernel=kernel)
 
-    def constructor(x, y, name: Optional[str] = None) -> Tensor:
+    @constructor(default_name, "x", "y")
+    def build(x, y, name: Optional[str] = None) -> Tensor:
         x, y = binary_operands(x, y, op_type)
         check_dtype_in(x, allowed, op_type)
         return apply_op(op_type, [x, y], name=name or default_name)
 
-    constructor.__name__ = default_name
-    constructor.__doc__ = f"Elementwise ``{op_type}`` of ``x`` and ``y``, with broadcasting."
-    return constructor
+    build.__name__ = default_name.lower()
+    build.__doc__ = f"Elementwise ``{op_type}`` of ``x`` and ``y``, with broadcasting."
+    return build
 
 
 def integer_division(fn: Callable) -> Callable:
@@ -638,13 +673,13 @@ def _floor_divide(x, y):
     return np.floor_divide(x, y) if x.dtype.kind in "iu" else np.floor(x / y)
 
 
-add = binary("AddV2", np.add, "add")
+add = binary("AddV2", np.add, "Add")
 
 
-subtract = binary("Sub", np.subtract, "sub")
+subtract = binary("Sub", np.subtract, "Sub")
 
 
-multiply = binary("Mul", np.multiply, "mul")
+multiply = binary("Mul", np.multiply, "Mul")
 
 
 floordiv = binary("FloorDiv", integer_division(_floor_divide), "floordiv", REAL_NUMERIC)
@@ -742,6 +777,7 @@ def branches(condition, x, y, op_type: str, name: Optional[str]) -> Tensor:
     return apply_op(op_type, [cond, x, y], name=name or op_type)
 
 
+@constructor("SelectV2", "condition", "x", "y")
 def select_v2(condition, x, y, name: Optional[str] = None) -> Tensor:
     """Elementwise ``x if condition else y`` with broadcasting of all three."""
     return branches(condition, x, y, "SelectV2", name)
@@ -752,6 +788,7 @@ def check_both_or_neither(x, y) -> None:
         raise ValueError("x and y must both be non-None or both be None.")
 
 
+@constructor("SelectV2", "condition", "x", "y", single_op=False)
 def where_v2(condition, x=None, y=None, name: Optional[str] = None) -> Tensor:
     """Like :func:`where`, but condition, x and y broadcast against each other."""
     check_both_or_neither(x, y)
@@ -810,6 +847,7 @@ def _range_int_dtype(value) -> dtypes.DType:
     return dtypes.int32 if make_ndarray(value).dtype == np.int32 else dtypes.int64
 
 
+@constructor("range", "start", "limit", "delta", "dtype", single_op=False)
 def range(start, limit=None, delta=1, dtype=None, name: str = "range") -> Tensor:  # noqa: A001
     """Numbers from ``start`` (default 0) up to ``limit`` by ``delta``, like Python's range."""
     if limit is None:
@@ -823,18 +861,23 @@ def range(start, limit=None, delta=1, dtype=None, name: str = "range") -> Tensor
         order = [dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64]
         dtype = builtins.max(candidates, key=order.index)
     dtype = dtypes.as_dtype(dtype)
-    start_t, limit_t, delta_t = (cast(as_tensor(v, dtype=None if isinstance(v, Tensor) else dtype),
-                                      dtype) for v in values)
+    start_t, limit_t, delta_t = (
+        cast(as_tensor(v, dtype=None if isinstance(v, Tensor) else dtype, name=arg), dtype)
+        for v, arg in zip(values, ("start", "limit", "delta"), strict=True))
     return apply_op("Range", [start_t, limit_t, delta_t], name=name)
 
 
 # --------------------------------------------------------------------- reductions
-def _axis_tensor(x: Tensor, axis) -> Tensor:
+def _axis_tensor(x: Tensor, axis, scope: Optional[str]) -> Tensor:
+    """A reduction's axes; all axes when None: a constant made beside the op (as TF1
+    names it, outside the reduction's scope ``scope``), or a range of the rank."""
     if axis is None:
-        if x.shape.ndims is not None:
-            return constant(np.arange(x.shape.ndims, dtype=np.int32), name="Const")
-        return range(0, rank(x))
-    return as_tensor(axis, dtype=None if isinstance(axis, Tensor) else dtypes.int32, like=x)
+        with get_default_graph().name_scope(outer_scope(scope or "")):
+            if x.shape.ndims is not None:
+                return constant(np.arange(x.shape.ndims, dtype=np.int32), name="Const")
+            return range(0, rank(x))
+    return as_tensor(axis, dtype=None if isinstance(axis, Tensor) else dtypes.int32,
+                     name="reduction_indices", like=x)
 
 
 def _infer_reduction(inputs, attrs):
@@ -932,17 +975,18 @@ def reduction(op_type: str, reduce: Callable, allowed, gradient: Optional[Callab
     define_op(op_type, infer=_infer_reduction, kernel=_reduce_kernel(reduce))
     _register_gradient(op_type, gradient)
 
-    def constructor(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
-                    reduction_indices=None, keep_dims=None) -> Tensor:
+    @constructor(op_type, "input_tensor", "axis")
+    def build(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
+              reduction_indices=None, keep_dims=None) -> Tensor:
         axis, keep = reduction_args(axis, reduction_indices, keepdims, keep_dims)
         x = convert_to_tensor(input_tensor, name="input_tensor")
         check_dtype_in(x, allowed, op_type, "input")
-        return apply_op(op_type, [x, _axis_tensor(x, axis)], name=name or op_type,
+        return apply_op(op_type, [x, _axis_tensor(x, axis, name)], name=name or op_type,
                         keep_dims=keep)
 
-    constructor.__name__ = f"reduce_{op_type.lower()}"
-    constructor.__doc__ = f"{op_type} of ``input_tensor`` over ``axis`` (all axes when None)."
-    return constructor
+    build.__name__ = f"reduce_{op_type.lower()}"
+    build.__doc__ = f"{op_type} of ``input_tensor`` over ``axis`` (all axes when None)."
+    return build
 
 
 reduce_sum = reduction("Sum", _sum, NUMERIC, _sum_grad)

@@ -22,7 +22,8 @@ from gradflow.framework.registry import NotDifferentiable, define_op
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
-from gradflow.ops.common import FLOATING, apply_op, as_tensor, check_dtype_in, static_ints
+from gradflow.ops.common import (FLOATING, apply_op, as_tensor, check_dtype_in, constructor,
+                                 static_ints)
 from gradflow.ops.primitives import shape_tensor
 
 __all__ = ["random_uniform", "random_normal", "truncated_normal", "random_shuffle",
@@ -191,6 +192,7 @@ def _scaled(sample: Tensor, scale, shift, name: str) -> Tensor:
     return math_ops.add(sample * scale_t, shift_t, name=name)
 
 
+@constructor("random_uniform", "shape", "minval", "maxval", "dtype", "seed", single_op=False)
 def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32,
                    seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
     """Samples uniform on [minval, maxval) (default [0, 1)); integer dtypes need maxval."""
@@ -221,6 +223,7 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32,
         return _scaled(unit, high - low, low, name=scope)
 
 
+@constructor("random_normal", "shape", "mean", "stddev", "dtype", "seed", single_op=False)
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32,
                   seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
     """Samples from a normal distribution."""
@@ -231,6 +234,7 @@ def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32,
         return _scaled(sample, stddev, mean, name=scope)
 
 
+@constructor("truncated_normal", "shape", "mean", "stddev", "dtype", "seed", single_op=False)
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32,
                      seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
     """Samples from a normal distribution, redrawing those beyond two stddevs of the mean."""
@@ -241,6 +245,7 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32,
         return _scaled(sample, stddev, mean, name=scope)
 
 
+@constructor("RandomShuffle", "value", "seed", single_op=False)
 def random_shuffle(value, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
     """``value`` with its first dimension randomly permuted."""
     x = as_tensor(value, name="value")

@@ -27,7 +27,7 @@ from gradflow.ops.array import (gather, gather_dim, gather_segment_rows, infer_u
                                 ones_like, shape_of_input, unsorted_segment_kernel,
                                 unsorted_segment_sum, with_trailing_ones, zeros_like)
 from gradflow.ops.common import (FLOATING, NUMERIC, REAL_NUMERIC, TRAINABLE, apply_op, as_tensor,
-                                 check_dtype_in, static_ints)
+                                 check_dtype_in, constructor, static_ints)
 from gradflow.ops.math import (cast, conj, divide, equal, greater, maximum, multiply, pow,
                                select_v2)
 
@@ -142,16 +142,17 @@ define_op("SegmentMean", infer=_infer_segment, kernel=_segment_mean_kernel)
 
 def _segment_op(op_type: str, allowed) -> Callable:
     """The public constructor of a sorted segment reduction."""
-    def constructor(data, segment_ids, name: Optional[str] = None) -> Tensor:
-        data_t = convert_to_tensor(data)
+    @constructor(op_type, "data", "segment_ids")
+    def build(data, segment_ids, name: Optional[str] = None) -> Tensor:
+        data_t = convert_to_tensor(data, name="data")
         check_dtype_in(data_t, allowed, op_type, "data")
-        ids = as_tensor(segment_ids, like=data_t)
+        ids = as_tensor(segment_ids, name="segment_ids", like=data_t)
         return apply_op(op_type, [data_t, ids], name=name or op_type)
 
-    constructor.__name__ = f"segment_{op_type[len('Segment'):].lower()}"
-    constructor.__doc__ = (f"``{op_type}`` of the rows of ``data`` per segment; "
-                           "``segment_ids`` are sorted, one per row.")
-    return constructor
+    build.__name__ = f"segment_{op_type[len('Segment'):].lower()}"
+    build.__doc__ = (f"``{op_type}`` of the rows of ``data`` per segment; "
+                     "``segment_ids`` are sorted, one per row.")
+    return build
 
 
 segment_sum = _segment_op("SegmentSum", NUMERIC)
@@ -170,22 +171,24 @@ for _reduction in ("Prod", "Max", "Min"):
 
 def _unsorted_segment_op(op_type: str, allowed) -> Callable:
     """The public constructor of an unsorted segment reduction."""
-    def constructor(data, segment_ids, num_segments, name: Optional[str] = None) -> Tensor:
+    @constructor(op_type, "data", "segment_ids", "num_segments")
+    def build(data, segment_ids, num_segments, name: Optional[str] = None) -> Tensor:
         data_t, ids, num = _unsorted_operands(data, segment_ids, num_segments)
         check_dtype_in(data_t, allowed, op_type, "data")
         return apply_op(op_type, [data_t, ids, num], name=name or op_type)
 
-    constructor.__name__ = f"unsorted_segment_{op_type[len('UnsortedSegment'):].lower()}"
-    constructor.__doc__ = (f"``{op_type}`` of the rows of ``data`` into ``num_segments`` "
-                           "segments; rows with negative ids are dropped.")
-    return constructor
+    build.__name__ = f"unsorted_segment_{op_type[len('UnsortedSegment'):].lower()}"
+    build.__doc__ = (f"``{op_type}`` of the rows of ``data`` into ``num_segments`` "
+                     "segments; rows with negative ids are dropped.")
+    return build
 
 
 def _unsorted_operands(data, segment_ids, num_segments) -> tuple[Tensor, Tensor, Tensor]:
     data_t = convert_to_tensor(data)
-    ids = as_tensor(segment_ids, like=data_t)
+    ids = as_tensor(segment_ids, name="segment_ids", like=data_t)
     num = as_tensor(num_segments, dtype=None if isinstance(num_segments, Tensor) else
-                    (ids.dtype if ids.dtype in _INDEX_TYPES else dtypes.int32), like=data_t)
+                    (ids.dtype if ids.dtype in _INDEX_TYPES else dtypes.int32),
+                    name="num_segments", like=data_t)
     return data_t, ids, num
 
 
@@ -206,12 +209,14 @@ def _unsorted_normalized(data, segment_ids, num_segments, name: str,
         return divide(sums, with_trailing_ones(divisor, sums))
 
 
+@constructor("UnsortedSegmentMean", "data", "segment_ids", "num_segments", single_op=False)
 def unsorted_segment_mean(data, segment_ids, num_segments, name: Optional[str] = None) -> Tensor:
     """The mean of the rows of each segment (0 for empty segments); negative ids dropped."""
     return _unsorted_normalized(data, segment_ids, num_segments,
                                 name or "UnsortedSegmentMean", lambda n: n)
 
 
+@constructor("UnsortedSegmentSqrtN", "data", "segment_ids", "num_segments", single_op=False)
 def unsorted_segment_sqrt_n(data, segment_ids, num_segments,
                             name: Optional[str] = None) -> Tensor:
     """The sum of each segment divided by the square root of its row count."""
@@ -385,21 +390,23 @@ def _sparse_segment_op(reduction: str) -> Callable:
     op_type = f"SparseSegment{reduction}"
     allowed = _SPARSE_REDUCTIONS[reduction][1]
 
-    def constructor(data, indices, segment_ids, name: Optional[str] = None, num_segments=None,
-                    sparse_gradient: bool = False) -> Tensor:
+    @constructor(op_type, "data", "indices", "segment_ids", "num_segments")
+    def build(data, indices, segment_ids, name: Optional[str] = None, num_segments=None,
+              sparse_gradient: bool = False) -> Tensor:
         data_t = convert_to_tensor(data)
         check_dtype_in(data_t, allowed, op_type, "data")
-        inputs = [data_t, as_tensor(indices, like=data_t), as_tensor(segment_ids, like=data_t)]
+        inputs = [data_t, as_tensor(indices, name="indices", like=data_t),
+                  as_tensor(segment_ids, name="segment_ids", like=data_t)]
         if num_segments is not None:
             inputs.append(as_tensor(num_segments, dtype=None if isinstance(
                 num_segments, Tensor) else inputs[2].dtype, like=data_t))
         return apply_op(op_type, inputs, name=name or op_type,
                         sparse_gradient=bool(sparse_gradient))
 
-    constructor.__name__ = f"sparse_segment_{reduction.lower()}"
-    constructor.__doc__ = (f"{reduction} over sorted segments of the rows ``data[indices]``; "
-                           "``sparse_gradient`` makes the gradient for ``data`` IndexedSlices.")
-    return constructor
+    build.__name__ = f"sparse_segment_{reduction.lower()}"
+    build.__doc__ = (f"{reduction} over sorted segments of the rows ``data[indices]``; "
+                     "``sparse_gradient`` makes the gradient for ``data`` IndexedSlices.")
+    return build
 
 
 sparse_segment_sum = _sparse_segment_op("Sum")

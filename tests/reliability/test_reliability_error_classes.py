@@ -52,7 +52,7 @@ NAMES_THE_OFFENDER = {
     "hessians_foreign_xs": r"a_foreign:0 must be from the same graph as Tensor mul:0 "
                            r"\(xs\[0\] is in ",
     "ragged_feed": "Cannot feed the value given for Tensor 'p:0'",
-    "invert_permutation_float": r"parameter 'x' of 'InvertPermutation' \(Const:0\)",
+    "invert_permutation_float": r"parameter 'x' of 'InvertPermutation' \(InvertPermutation/x:0\)",
 }
 
 RAISED = sorted(name for name, outcome in TF.items()

@@ -69,12 +69,13 @@ def test_integer_x_itself():
 
 def test_stop_gradient_and_not_differentiable_ops():
     x = gf.placeholder(gf.float32, [2], name="x")
+    # zeros_like is one ZerosLike op, as in TF (ones_like is Shape, Const and Fill there)
     y = gf.reduce_sum(gf.stop_gradient(x, name="frozen")) + gf.reduce_sum(
-        gf.ones_like(x, name="ones") * 3.0)
+        gf.zeros_like(x, name="zeros") * 3.0)
     explanation = explain_and_check(y, x)
     kinds = {(b.kind, b.op.name) for b in explanation.blockers}
-    assert kinds == {("stop_gradient", "frozen"), ("not_differentiable", "ones")}
-    assert "op 'ones' (type OnesLike) is registered as NotDifferentiable" in str(explanation)
+    assert kinds == {("stop_gradient", "frozen"), ("not_differentiable", "zeros")}
+    assert "op 'zeros' (type ZerosLike) is registered as NotDifferentiable" in str(explanation)
 
 
 def test_missing_gradient_and_prevent_gradient_explain_the_lookup_error():

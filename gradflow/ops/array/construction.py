@@ -17,7 +17,7 @@ from gradflow.ops.array.shapes import size
 from gradflow.ops.array.slicing import slice_helper
 from gradflow.ops.array.sources import ones
 from gradflow.ops.common import (FLOATING, apply_op, as_tensor, broadcast_shape, check_dtype_in,
-                                 graph_for, static_ints)
+                                 constructor, graph_for, static_ints)
 from gradflow.ops.primitives import (broadcast_to, cast, check_index_dtype, check_rank, minimum,
                                      multiply, normalized_axis, reduce_sum, reduce_to_shape_of,
                                      reshape, shape_tensor, subtract, zeros_like)
@@ -70,6 +70,7 @@ def _linspace_grad(op, grad):
     return reduce_to_shape_of(to_start, start), reduce_to_shape_of(to_stop, stop), None
 
 
+@constructor("LinSpace", "start", "stop", "num", "axis", single_op=False)
 def linspace(start, stop, num, name: Optional[str] = None, axis: int = 0) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop`` (both included).
 
@@ -167,11 +168,13 @@ def _diag_part_grad(op, grad):
     return diag(grad)
 
 
+@constructor("Diag", "diagonal", single_op=False)
 def diag(diagonal, name: Optional[str] = None) -> Tensor:
     """The tensor of rank 2k with ``diagonal`` (rank k) on its diagonal, zeros elsewhere."""
     return apply_op("Diag", [convert_to_tensor(diagonal)], name=name or "Diag")
 
 
+@constructor("DiagPart", "input", single_op=False)
 def diag_part(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """The diagonal ``x[i, j, ..., i, j, ...]`` of a tensor of rank 2k (inverse of ``diag``)."""
     return apply_op("DiagPart", [convert_to_tensor(input)], name=name or "DiagPart")
@@ -407,6 +410,8 @@ def _scalar_like(value, dtype: dtypes.DType, like: Tensor) -> Tensor:
     return as_tensor(value, dtype=None if isinstance(value, Tensor) else dtype, like=like)
 
 
+@constructor("diag", "diagonal", "k", "num_rows", "num_cols", "padding_value", "align",
+             single_op=False)
 def matrix_diag(diagonal, name: str = "diag", k=0, num_rows=-1, num_cols=-1,
                 padding_value=0, align: str = "RIGHT_LEFT") -> Tensor:
     """Batched matrices with the given diagonals (offsets ``k``), ``padding_value`` elsewhere.
@@ -423,6 +428,7 @@ def matrix_diag(diagonal, name: str = "diag", k=0, num_rows=-1, num_cols=-1,
                     name=name, align=align)
 
 
+@constructor("diag_part", "input", "k", "padding_value", "align", single_op=False)
 def matrix_diag_part(input, name: str = "diag_part", k=0, padding_value=0,  # noqa: A002
                      align: str = "RIGHT_LEFT") -> Tensor:
     """The diagonals ``k`` of batched matrices, packed as ``matrix_diag`` takes them."""
@@ -432,6 +438,7 @@ def matrix_diag_part(input, name: str = "diag_part", k=0, padding_value=0,  # no
                     name=name, align=align)
 
 
+@constructor("set_diag", "input", "diagonal", "k", "align", single_op=False)
 def matrix_set_diag(input, diagonal, name: str = "set_diag", k=0,  # noqa: A002
                     align: str = "RIGHT_LEFT") -> Tensor:
     """``input`` with its diagonals ``k`` replaced by ``diagonal``."""
@@ -471,6 +478,7 @@ def _band_part_grad(op, grad):
     return matrix_band_part(grad, num_lower, num_upper), None, None
 
 
+@constructor("MatrixBandPart", "input", "num_lower", "num_upper", single_op=False)
 def matrix_band_part(input, num_lower, num_upper, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """Keeps ``num_lower`` subdiagonals and ``num_upper`` superdiagonals (negative: all)."""
     x = convert_to_tensor(input)
@@ -479,6 +487,7 @@ def matrix_band_part(input, num_lower, num_upper, name: Optional[str] = None) ->
                     name=name or "MatrixBandPart")
 
 
+@constructor("eye", "num_rows", "num_columns", "batch_shape", "dtype", single_op=False)
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32,
         name: Optional[str] = None) -> Tensor:
     """Identity matrices (``num_rows`` x ``num_columns``), optionally batched."""

@@ -19,7 +19,7 @@ from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.array.shapes import size, squeeze, transpose
 from gradflow.ops.array.sources import identity, ones
 from gradflow.ops.common import (NUMERIC, apply_op, as_tensor, check_dtype_in,
-                                 check_python_operand, graph_for, static_ints)
+                                 check_python_operand, constructor, graph_for, static_ints)
 from gradflow.ops.primitives import (INDEX_TYPES, add, broadcast_to, cast, check_index_dtype,
                                      check_rank, fill, floordiv, greater_equal, int_vector, maximum,
                                      multiply, normalized_axis, range as range_op, rank,
@@ -103,6 +103,7 @@ def _concat_grad(op, grad):
     return split(grad, sizes, axis) + [None]
 
 
+@constructor("concat", "values", "axis", single_op=False)
 def concat(values, axis, name: str = "concat") -> Tensor:
     """Joins tensors along ``axis``."""
     values = [convert_to_tensor(v) for v in values]
@@ -111,7 +112,7 @@ def concat(values, axis, name: str = "concat") -> Tensor:
     if len(values) == 1:
         return identity(values[0], name=name)
     axis = as_tensor(axis, dtype=None if isinstance(axis, Tensor) else dtypes.int32,
-                     like=values[0])
+                     name="axis", like=values[0])
     return apply_op("ConcatV2", values + [axis], name=name)
 
 
@@ -166,6 +167,7 @@ def _split_grad(op, *grads):
     return concat(parts, axis), None, None
 
 
+@constructor("split", "value", "num_or_size_splits", "axis", "num", single_op=False)
 def split(value, num_or_size_splits, axis=0, num=None, name: str = "split") -> list[Tensor]:
     """Splits ``value`` into equal parts (an int) or parts of the given sizes along ``axis``.
 
@@ -173,7 +175,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name: str = "split") -> l
     """
     value = convert_to_tensor(value)
     axis_t = as_tensor(axis, dtype=None if isinstance(axis, Tensor) else dtypes.int32,
-                       like=value)
+                       name="split_dim", like=value)
     if not isinstance(num_or_size_splits, Tensor) and np.ndim(num_or_size_splits) == 0:
         count = int(num_or_size_splits)
         sizes = _equal_split_sizes(value, axis_t, count)
@@ -325,6 +327,8 @@ def gather_dim(x: Tensor, axis: int) -> Tensor:
     return shape(x)[axis]
 
 
+@constructor("GatherV2", "params", "indices", "validate_indices", "axis", "batch_dims",
+             single_op=False)
 def gather(params, indices, validate_indices=None, name: Optional[str] = None, axis=None,
            batch_dims: int = 0) -> Tensor:
     """Gathers slices of ``params`` along ``axis`` at ``indices``.
@@ -332,8 +336,8 @@ def gather(params, indices, validate_indices=None, name: Optional[str] = None, a
     The first ``batch_dims`` dimensions of params and indices are batch dimensions:
     each batch element gathers from its own params (negative counts from the back).
     """
-    params_t = convert_to_tensor(params)
-    indices_t = as_tensor(indices, like=params_t)
+    params_t = convert_to_tensor(params, name="params")
+    indices_t = as_tensor(indices, name="indices", like=params_t)
     if batch_dims < 0:
         if indices_t.shape.ndims is None:
             raise ValueError("gather with a negative batch_dims needs indices of known rank")
@@ -342,7 +346,7 @@ def gather(params, indices, validate_indices=None, name: Optional[str] = None, a
         axis = batch_dims
     axis_t = as_tensor(axis, dtype=None if isinstance(axis, Tensor) else
                        (indices_t.dtype if indices_t.dtype in INDEX_TYPES else dtypes.int32),
-                       like=params_t)
+                       name="axis", like=params_t)
     return apply_op("GatherV2", [params_t, indices_t, axis_t], name=name or "GatherV2",
                     batch_dims=int(batch_dims))
 
@@ -398,6 +402,7 @@ def _gather_nd_grad(op, grad):
     return scatter_nd(indices, grad, params_shape), None
 
 
+@constructor("GatherNd", "params", "indices", "batch_dims", single_op=False)
 def gather_nd(params, indices, name: Optional[str] = None, batch_dims: int = 0) -> Tensor:
     """Gathers the slices of ``params`` addressed by the index vectors in ``indices``.
 
@@ -483,6 +488,7 @@ def _scatter_nd_grad(op, grad):
     return None, gather_nd(grad, op.inputs[0]), None
 
 
+@constructor("ScatterNd", "indices", "updates", "shape")
 def scatter_nd(indices, updates, shape, name: Optional[str] = None) -> Tensor:  # noqa: F811
     """A zero tensor of ``shape`` with ``updates`` added at ``indices`` (repeats add up)."""
     updates_t = convert_to_tensor(updates)
@@ -563,6 +569,7 @@ def with_trailing_ones(t: Tensor, like: Tensor) -> Tensor:
     return reshape(t, concat([shape_of_input(t), tail], 0))
 
 
+@constructor("UnsortedSegmentSum", "data", "segment_ids", "num_segments")
 def unsorted_segment_sum(data, segment_ids, num_segments, name: Optional[str] = None) -> Tensor:
     """Sums rows of ``data`` into ``num_segments`` segments; negative ids are dropped."""
     data_t = convert_to_tensor(data)
@@ -654,6 +661,8 @@ def _one_hot_dtype(values: dict, dtype: Optional[dtypes.DType]) -> dtypes.DType:
     return dtype or dtypes.float32
 
 
+@constructor("one_hot", "indices", "depth", "on_value", "off_value", "axis", "dtype",
+             single_op=False)
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None,
             name: Optional[str] = None) -> Tensor:
     """One-hot vectors of length ``depth`` along ``axis`` (default last).
@@ -662,7 +671,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     ``dtype``, else that of ``on_value``/``off_value``, else float32.
     """
     check_python_operand(depth, dtypes.int32, "depth", "OneHot")
-    indices_t = convert_to_tensor(indices)
+    indices_t = convert_to_tensor(indices, name="indices")
     hint = None if dtype is None else dtypes.as_dtype(dtype)
     given = {arg: convert_to_tensor(v, dtype_hint=hint, name=arg)
              for arg, v in (("on_value", on_value), ("off_value", off_value)) if v is not None}
@@ -670,7 +679,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     on_t, off_t = (given[arg] if arg in given else constant(default, dtype=out_dtype, name=arg)
                    for arg, default in (("on_value", 1), ("off_value", 0)))
     depth_t = as_tensor(depth, dtype=None if isinstance(depth, Tensor) else dtypes.int32,
-                        like=indices_t)
+                        name="depth", like=indices_t)
     return apply_op("OneHot", [indices_t, depth_t, on_t, off_t], name=name or "one_hot",
                     axis=-1 if axis is None else int(axis))
 
@@ -706,6 +715,7 @@ define_op("SequenceMask", infer=_infer_sequence_mask, kernel=_sequence_mask_kern
 NotDifferentiable("SequenceMask")
 
 
+@constructor("SequenceMask", "lengths", "maxlen", "dtype", single_op=False)
 def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name: Optional[str] = None) -> Tensor:
     """``mask[..., j] = j < lengths[...]`` for j < ``maxlen`` (default: the largest length)."""
     lengths_t = convert_to_tensor(lengths)
@@ -758,12 +768,14 @@ NotDifferentiable("Unique")
 NotDifferentiable("UniqueWithCounts")
 
 
+@constructor("Unique", "x", "out_idx", single_op=False)
 def unique(x, out_idx=dtypes.int32, name: Optional[str] = None) -> Unique:
     """The distinct values ``y`` of the 1-D ``x`` in order of appearance; ``x = y[idx]``."""
     return Unique(*apply_op("Unique", [convert_to_tensor(x)], name=name or "Unique",
                             out_idx=dtypes.as_dtype(out_idx), with_counts=False))
 
 
+@constructor("UniqueWithCounts", "x", "out_idx", single_op=False)
 def unique_with_counts(x, out_idx=dtypes.int32, name: Optional[str] = None) -> UniqueWithCounts:
     """Like ``unique``, also counting how often each distinct value occurs."""
     return UniqueWithCounts(*apply_op("UniqueWithCounts", [convert_to_tensor(x)],

@@ -11,12 +11,13 @@ from gradflow.framework.constant import (constant, constant_value, convert_to_te
 from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
-from gradflow.ops.common import apply_op, as_tensor, same_as_input, static_ints
+from gradflow.ops.common import apply_op, as_tensor, constructor, same_as_input, static_ints
 from gradflow.ops.primitives import (check_index_dtype, check_rank, conj, normalized_axis,
                                      range as range_op, rank, register_foldable, reshape, shape,
                                      shape_of_input, shape_out_type, shape_tensor, subtract)
 
 
+@constructor("ShapeN", "input", "out_type", single_op=False)
 def shape_n(input, out_type=dtypes.int32, name: Optional[str] = None) -> list[Tensor]:  # noqa: A002
     """The shapes of a list of tensors."""
     with get_default_graph().name_scope(name or "ShapeN"):
@@ -36,6 +37,7 @@ def _size_static(op):
     return None if count is None else np.asarray(count, op.get_attr("out_type").as_numpy_dtype)
 
 
+@constructor("Size", "input")
 def size(input, name: Optional[str] = None, out_type=None) -> Tensor:  # noqa: A002
     """The number of elements of ``input`` as a scalar int tensor."""
     return apply_op("Size", [convert_to_tensor(input)], name=name or "Size",
@@ -73,6 +75,7 @@ def _expand_dims_grad(op, grad):
     return reshape(grad, shape_of_input(op.inputs[0])), None
 
 
+@constructor("ExpandDims", "input", "axis")
 def expand_dims(input, axis=None, name: Optional[str] = None, dim=None) -> Tensor:  # noqa: A002
     """Inserts a dimension of size 1 at ``axis`` (``dim`` is the deprecated name)."""
     if axis is not None and dim is not None:
@@ -82,7 +85,7 @@ def expand_dims(input, axis=None, name: Optional[str] = None, dim=None) -> Tenso
         raise ValueError("Must specify an axis argument to gf.expand_dims()")
     x = convert_to_tensor(input)
     return apply_op("ExpandDims", [x, as_tensor(axis, dtype=None if isinstance(axis, Tensor)
-                                                else dtypes.int32, like=x)],
+                                                else dtypes.int32, name="dim", like=x)],
                     name=name or "ExpandDims")
 
 
@@ -119,6 +122,7 @@ def _squeeze_grad(op, grad):
     return reshape(grad, shape_of_input(op.inputs[0]))
 
 
+@constructor("Squeeze", "input")
 def squeeze(input, axis=None, name: Optional[str] = None, squeeze_dims=None) -> Tensor:  # noqa: A002
     """Removes dimensions of size 1 (only those in ``axis`` when given)."""
     if axis is not None and squeeze_dims is not None:
@@ -206,15 +210,17 @@ def _invert_permutation_static(op):
     return np.argsort(perm).astype(perm.dtype)
 
 
+@constructor("InvertPermutation", "x")
 def invert_permutation(x, name: Optional[str] = None) -> Tensor:
     """The inverse of the permutation ``x``: ``y[x[i]] = i``."""
-    x = convert_to_tensor(x)
+    x = convert_to_tensor(x, name="x")
     known = constant_value(x)
     if known is not None and _permutation_error(known) is None:
         return constant(np.argsort(known).astype(known.dtype), name=name or "InvertPermutation")
     return apply_op("InvertPermutation", [x], name=name or "InvertPermutation")
 
 
+@constructor("transpose", "a", "perm", "conjugate", single_op=False)
 def transpose(a, perm=None, name: str = "transpose", conjugate: bool = False) -> Tensor:
     """Permutes dimensions (reverses them when ``perm`` is None)."""
     x = convert_to_tensor(a)

@@ -13,12 +13,12 @@ import numpy as np
 
 from gradflow.framework import dtypes
 from gradflow.framework.constant import constant, constant_value, convert_to_tensor
-from gradflow.framework.graph import Tensor
+from gradflow.framework.graph import Tensor, op_scope
 from gradflow.framework.registry import RegisterGradient, define_op, gradient_needed
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.array.shapes import size, transpose
 from gradflow.ops.array.sources import ones_like
-from gradflow.ops.common import apply_op, as_tensor, graph_for, static_ints
+from gradflow.ops.common import apply_op, as_tensor, constructor, static_ints
 from gradflow.ops.primitives import (INDEX_TYPES, UNKNOWN, cast, check_index_dtype, check_rank,
                                      index_tuple, int_vector, partial_ints, range as range_op,
                                      reduce_sum, register_foldable, reshape, shape, shape_of_input,
@@ -77,6 +77,7 @@ def _tile_grad(op, grad):
     return reduce_sum(reshape(grad, split_shape), axes), None
 
 
+@constructor("Tile", "input", "multiples")
 def tile(input, multiples, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """Repeats ``input`` ``multiples[i]`` times along dimension i."""
     x = convert_to_tensor(input)
@@ -229,6 +230,7 @@ def _mirror_pad_grad_grad(op, grad):
                     mode=op.get_attr("mode")), None
 
 
+@constructor("Pad", "tensor", "paddings", "mode", "constant_values", single_op=False)
 def pad(tensor, paddings, mode: str = "CONSTANT", name: Optional[str] = None,
         constant_values=0) -> Tensor:
     """Pads ``tensor`` by ``paddings[i] = [before, after]`` along each dimension i.
@@ -242,14 +244,14 @@ def pad(tensor, paddings, mode: str = "CONSTANT", name: Optional[str] = None,
         raise ValueError(f'Value of argument `mode` expected to be one of "CONSTANT", '
                          f'"REFLECT", or "SYMMETRIC". Received `mode` = {mode}')
     paddings_t = as_tensor(paddings, dtype=None if isinstance(paddings, Tensor)
-                           else dtypes.int32, like=x)
+                           else dtypes.int32, name="paddings", like=x)
     if mode_name != "CONSTANT":
         return apply_op("MirrorPad", [x, paddings_t], name=name or "MirrorPad", mode=mode_name)
     if not isinstance(constant_values, Tensor) and np.ndim(constant_values) == 0 \
             and constant_values == 0:
         return apply_op("Pad", [x, paddings_t], name=name or "Pad")
     value = as_tensor(constant_values, dtype=None if isinstance(constant_values, Tensor)
-                      else x.dtype, like=x)
+                      else x.dtype, name="constant_values", like=x)
     return apply_op("PadV2", [x, paddings_t, value], name=name or "PadV2")
 
 
@@ -289,6 +291,7 @@ def _reverse_grad(op, grad):
     return reverse(grad, op.inputs[1]), None
 
 
+@constructor("ReverseV2", "tensor", "axis", single_op=False)
 def reverse(tensor, axis, name: Optional[str] = None) -> Tensor:
     """Reverses ``tensor`` along each dimension listed in ``axis``."""
     x = convert_to_tensor(tensor)
@@ -370,6 +373,7 @@ def _slice_grad(op, grad):
     return pad(grad, paddings), None, None
 
 
+@constructor("Slice", "input_", "begin", "size")
 def slice(input_, begin, size, name: Optional[str] = None) -> Tensor:  # noqa: A001
     """The block of ``input_`` starting at ``begin`` of extent ``size`` (-1: to the end)."""
     x = convert_to_tensor(input_)
@@ -470,6 +474,7 @@ def _strided_slice_grad_grad(op, grad):
         **masks)
 
 
+@constructor("StridedSlice", "input_", "begin", "end", "strides")
 def strided_slice(input_, begin, end, strides=None, begin_mask: int = 0, end_mask: int = 0,
                   ellipsis_mask: int = 0, new_axis_mask: int = 0, shrink_axis_mask: int = 0,
                   var=None, name: Optional[str] = None) -> Tensor:
@@ -540,9 +545,10 @@ def slice_helper(tensor: Tensor, key) -> Tensor:
             masks["shrink_axis_mask"] |= bit
         else:
             raise _index_error(item)
-    graph = graph_for([tensor] + [v for v in begin + end + strides if isinstance(v, Tensor)])
-    with graph.as_default(), graph.name_scope("strided_slice") as scope:
-        return strided_slice(tensor, begin, end, strides, name=scope, **masks)
+    with op_scope(None, "strided_slice", [tensor, begin, end, strides]) as scope:
+        # TF1 stacks the bounds: the constants are named stack, stack_1, stack_2
+        bounds = [shape_tensor(part, name="stack") for part in (begin, end, strides)]
+        return strided_slice(tensor, *bounds, name=scope, **masks)
 
 
 # ------------------------------------------------------------------- boolean mask
@@ -602,6 +608,7 @@ def _boolean_mask_grad_grad(op, grad):
                     axis=op.get_attr("axis")), None, None
 
 
+@constructor("boolean_mask", "tensor", "mask", "axis", single_op=False)
 def boolean_mask(tensor, mask, name: str = "boolean_mask", axis=None) -> Tensor:
     """The elements (or slices) of ``tensor`` where ``mask`` is true.
 

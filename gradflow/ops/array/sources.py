@@ -11,8 +11,8 @@ from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import as_shape
-from gradflow.ops.common import apply_op, same_as_input
-from gradflow.ops.primitives import fill, register_foldable, shape
+from gradflow.ops.common import apply_op, constructor, same_as_input
+from gradflow.ops.primitives import filled, fill, register_foldable, shape
 
 
 # ------------------------------------------------------------------------- sources
@@ -26,6 +26,7 @@ define_op("Placeholder", infer=_infer_placeholder, kernel=None)
 NotDifferentiable("Placeholder")
 
 
+@constructor("Placeholder")
 def placeholder(dtype, shape=None, name: Optional[str] = None) -> Tensor:
     """A tensor that must be fed: ``Session.run(..., feed_dict={p: value})``."""
     if dtype is None:
@@ -55,9 +56,10 @@ def _placeholder_with_default_grad(op, grad):
     return grad
 
 
+@constructor("PlaceholderWithDefault", "input")
 def placeholder_with_default(input, shape, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """A tensor that takes ``input``'s value unless it is fed."""
-    default = convert_to_tensor(input)
+    default = convert_to_tensor(input, name="input")
     return apply_op("PlaceholderWithDefault", [default], name=name or "PlaceholderWithDefault",
                     shape=as_shape(shape))
 
@@ -74,6 +76,7 @@ def _identity_grad(op, grad):
     return grad
 
 
+@constructor("Identity", "input")
 def identity(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """Returns a tensor with the same value as ``input`` (a new op: useful as a handle)."""
     if isinstance(input, IndexedSlices):
@@ -92,6 +95,7 @@ def _identity_n_grad(op, *grads):
     return list(grads)
 
 
+@constructor("IdentityN", "input", single_op=False)
 def identity_n(input, name: Optional[str] = None) -> list[Tensor]:  # noqa: A002
     """Passes a list of tensors through one op (one dependency point for all of them)."""
     tensors = [convert_to_tensor(t) for t in input]
@@ -107,6 +111,7 @@ define_op("StopGradient", infer=same_as_input, kernel=lambda x: x)
 NotDifferentiable("StopGradient")
 
 
+@constructor("StopGradient", "input")
 def stop_gradient(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """Passes ``input`` through; gradients treat the result as a constant."""
     return apply_op("StopGradient", [convert_to_tensor(input)], name=name or "StopGradient")
@@ -121,17 +126,17 @@ def _prevent_gradient_grad(op, grad):
                       f"(op '{op.name}')")
 
 
+@constructor("PreventGradient", "input", "message", single_op=False)
 def prevent_gradient(input, message: str = "", name: Optional[str] = None) -> Tensor:  # noqa: A002
     """Passes ``input`` through; asking for a gradient through it raises LookupError."""
     return apply_op("PreventGradient", [convert_to_tensor(input)],
                     name=name or "PreventGradient", message=message)
 
 
+@constructor("ones", "shape", "dtype", single_op=False)
 def ones(shape, dtype=dtypes.float32, name: Optional[str] = None) -> Tensor:
     """A tensor of ``shape`` filled with ones."""
-    dtype = dtypes.as_dtype(dtype)
-    with get_default_graph().name_scope(name or "ones"):
-        return fill(shape, constant(1, dtype=dtype, name="Const"), name="ones")
+    return filled(shape, 1, dtype, name)
 
 
 define_op("OnesLike", infer=same_as_input, kernel=np.ones_like)
@@ -140,9 +145,11 @@ define_op("OnesLike", infer=same_as_input, kernel=np.ones_like)
 NotDifferentiable("OnesLike")
 
 
+@constructor("ones_like", "tensor", "dtype", "optimize", single_op=False)
 def ones_like(tensor, dtype=None, name: Optional[str] = None, optimize: bool = True) -> Tensor:
     """Ones shaped like ``tensor`` (of ``dtype``, default ``tensor``'s)."""
     tensor = convert_to_tensor(tensor)
     if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
         return ones(shape(tensor), dtype=dtype, name=name)
-    return apply_op("OnesLike", [tensor], name=name or "ones_like")
+    # TF1's graph: the input's Shape, a Const one and a Fill named as the scope
+    return fill(shape(tensor), constant(1, dtype=tensor.dtype, name="Const"), name=name)

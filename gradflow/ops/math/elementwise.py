@@ -16,7 +16,8 @@ from gradflow.framework.registry import (NotDifferentiable, RegisterGradient, de
                                          gradient_needed)
 from gradflow.ops.array.sources import ones_like
 from gradflow.ops.common import (FLOATING, NUMERIC, REAL_NUMERIC, TRAINABLE, apply_op, as_tensor,
-                                 binary_operands, broadcast_shape, check_dtype_in, graph_for)
+                                 binary_operands, broadcast_shape, check_dtype_in, constructor,
+                                 graph_for)
 from gradflow.ops.primitives import (COMPLEX, binary, binary_grads, branches, cast,
                                      check_both_or_neither, conj, elementwise_kernel, floordiv,
                                      integer_division, maximum, minimum, multiply,
@@ -40,18 +41,22 @@ def _real_part(dtype: dtypes.DType) -> dtypes.DType:
     return dtype.real_dtype
 
 
+@constructor("ToFloat", "x", single_op=False)
 def to_float(x, name: str = "ToFloat") -> Tensor:
     return cast(x, dtypes.float32, name=name)
 
 
+@constructor("ToDouble", "x", single_op=False)
 def to_double(x, name: str = "ToDouble") -> Tensor:
     return cast(x, dtypes.float64, name=name)
 
 
+@constructor("ToInt32", "x", single_op=False)
 def to_int32(x, name: str = "ToInt32") -> Tensor:
     return cast(x, dtypes.int32, name=name)
 
 
+@constructor("ToInt64", "x", single_op=False)
 def to_int64(x, name: str = "ToInt64") -> Tensor:
     return cast(x, dtypes.int64, name=name)
 
@@ -202,16 +207,19 @@ is_finite = unary("IsFinite", np.isfinite, FLOATING, result_dtype=to_bool)
 logical_not = unary("LogicalNot", np.logical_not, (dtypes.bool,))
 
 
+@constructor("Softplus", "features", single_op=False)
 def softplus(features, name: Optional[str] = None) -> Tensor:
     """``log(1 + exp(features))``, computed without overflow."""
     return _softplus(features, name=name)
 
 
+@constructor("Softsign", "features", single_op=False)
 def softsign(features, name: Optional[str] = None) -> Tensor:
     """``features / (1 + |features|)``."""
     return _softsign(features, name=name)
 
 
+@constructor("Sign", "x", single_op=False)
 def sign(x, name: Optional[str] = None) -> Tensor:
     """-1, 0 or 1 by the sign of ``x``; for complex ``x``, ``x / |x|`` (0 at 0).
 
@@ -225,6 +233,7 @@ def sign(x, name: Optional[str] = None) -> Tensor:
         return div_no_nan(x, cast(abs(x), x.dtype))
 
 
+@constructor("Round", "x", single_op=False)
 def round(x, name: Optional[str] = None) -> Tensor:  # noqa: A001 - TF's public name
     """Rounds half to even (banker's rounding); integer tensors are returned as they are."""
     x = convert_to_tensor(x, name="x")
@@ -295,24 +304,28 @@ _imag = unary("Imag", np.imag, COMPLEX, result_dtype=_real_part,
 _angle = unary("Angle", np.angle, COMPLEX, gradient=_angle_grad, result_dtype=_real_part)
 
 
+@constructor("Abs", "x", single_op=False)
 def abs(x, name: Optional[str] = None) -> Tensor:  # noqa: A001 - TF's public name
     """Elementwise absolute value (the magnitude, a real tensor, for complex ``x``)."""
     x = convert_to_tensor(x, name="x")
     return (_complex_abs if x.dtype.is_complex else _abs)(x, name=name or "Abs")
 
 
+@constructor("Real", "input", single_op=False)
 def real(input, name: Optional[str] = None) -> Tensor:  # noqa: A002 - TF's argument name
     """The real part of a complex tensor; a real tensor is returned as it is."""
     x = convert_to_tensor(input, name="input")
     return _real(x, name=name) if x.dtype.is_complex else x
 
 
+@constructor("Imag", "input", single_op=False)
 def imag(input, name: Optional[str] = None) -> Tensor:  # noqa: A002 - TF's argument name
     """The imaginary part of a complex tensor; zeros for a real one."""
     x = convert_to_tensor(input, name="input")
     return _imag(x, name=name) if x.dtype.is_complex else zeros_like(x, name=name)
 
 
+@constructor("Angle", "input", single_op=False)
 def angle(input, name: Optional[str] = None) -> Tensor:  # noqa: A002 - TF's argument name
     """The argument of a complex tensor; for a real one, pi where negative, else 0."""
     x = convert_to_tensor(input, name="input")
@@ -349,6 +362,7 @@ def _complex_grad(op, grad):
     return binary_grads(op, lambda: real(grad), lambda: imag(grad))
 
 
+@constructor("Complex", "real", "imag", single_op=False)
 def complex(real, imag, name: Optional[str] = None) -> Tensor:  # noqa: A001 - TF's name
     """The complex tensor ``real + i imag`` (float32 gives complex64, float64 complex128)."""
     re, im = binary_operands(real, imag, "Complex")
@@ -462,20 +476,24 @@ for _op_type in ("Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEq
     NotDifferentiable(_op_type)
 
 
+@constructor("Atan2", "y", "x", single_op=False)
 def atan2(y, x, name: Optional[str] = None) -> Tensor:
     """The angle of the point (x, y): ``arctan(y / x)`` in the right quadrant."""
     return _atan2(y, x, name=name)
 
 
+@constructor("Polygamma", "a", "x", single_op=False)
 def polygamma(a, x, name: Optional[str] = None) -> Tensor:
     """The ``a``-th derivative of digamma at ``x`` (``a`` a non-negative integer value)."""
     return _polygamma(a, x, name=name)
 
 
+@constructor("LogicalXor", "x", "y", single_op=False)
 def logical_xor(x, y, name: str = "LogicalXor") -> Tensor:
     return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
 
 
+@constructor("truediv", "x", "y", single_op=False)
 def truediv(x, y, name: Optional[str] = None) -> Tensor:
     """``x / y``; integer operands are first cast to floating point, as in TF1."""
     x, y = binary_operands(x, y, "RealDiv")
@@ -485,10 +503,12 @@ def truediv(x, y, name: Optional[str] = None) -> Tensor:
     return realdiv(x, y, name=name or "truediv")
 
 
+@constructor("truediv", "x", "y", single_op=False)
 def divide(x, y, name: Optional[str] = None) -> Tensor:
     return truediv(x, y, name=name or "truediv")
 
 
+@constructor("div", "x", "y", single_op=False)
 def div(x, y, name: Optional[str] = None) -> Tensor:
     """TF1 ``div``: floor division for integers, true division for floats."""
     x, y = binary_operands(x, y, "Div")
@@ -497,6 +517,7 @@ def div(x, y, name: Optional[str] = None) -> Tensor:
     return realdiv(x, y, name=name or "div")
 
 
+@constructor("clip_by_value", "t", "clip_value_min", "clip_value_max", single_op=False)
 def clip_by_value(t, clip_value_min, clip_value_max, name: Optional[str] = None) -> Tensor:
     """``t`` clipped to [clip_value_min, clip_value_max]; no gradient reaches ``t`` where
     it was clipped. The bounds may not broadcast ``t`` to a larger shape."""
@@ -510,6 +531,7 @@ def clip_by_value(t, clip_value_min, clip_value_max, name: Optional[str] = None)
         return clipped
 
 
+@constructor("reciprocal_no_nan", "x", single_op=False)
 def reciprocal_no_nan(x, name: Optional[str] = None) -> Tensor:
     """``1 / x``, and 0 where ``x`` is 0."""
     x = convert_to_tensor(x, name="x")
@@ -517,6 +539,7 @@ def reciprocal_no_nan(x, name: Optional[str] = None) -> Tensor:
         return div_no_nan(1, x, name=scope)
 
 
+@constructor("LogSigmoid", "x", single_op=False)
 def log_sigmoid(x, name: Optional[str] = None) -> Tensor:
     """``log(sigmoid(x))`` as ``-softplus(-x)``: finite for large negative ``x``."""
     x = convert_to_tensor(x, name="x")
@@ -524,6 +547,7 @@ def log_sigmoid(x, name: Optional[str] = None) -> Tensor:
         return negative(softplus(-x), name=scope)
 
 
+@constructor("mul", "scalar", "x", single_op=False)
 def scalar_mul(scalar, x, name: Optional[str] = None):
     """``scalar * x`` for a 0-d ``scalar``; ``x`` may be IndexedSlices (scales the values)."""
     if isinstance(x, IndexedSlices):
@@ -701,11 +725,13 @@ def _select_v2_grad(op, grad):
     return None, dx, dy
 
 
+@constructor("Select", "condition", "x", "y", single_op=False)
 def select(condition, x, y, name: Optional[str] = None) -> Tensor:
     """Elementwise ``x if condition else y`` (TF1 shape rule, see :func:`where`)."""
     return branches(condition, x, y, "Select", name)
 
 
+@constructor("Select", "condition", "x", "y", single_op=False)
 def where(condition, x=None, y=None, name: Optional[str] = None) -> Tensor:
     """TF1 ``where``: with only ``condition``, the int64 coordinates of its true elements;
     with ``x`` and ``y``, elementwise selection where x and y have one shape and the

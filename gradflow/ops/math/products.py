@@ -15,7 +15,8 @@ from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import RegisterGradient, define_op, gradient_needed
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.array.sources import identity
-from gradflow.ops.common import NUMERIC, apply_op, binary_operands, broadcast_shape, check_dtype_in
+from gradflow.ops.common import (NUMERIC, apply_op, binary_operands, broadcast_shape,
+                                 check_dtype_in, constructor)
 from gradflow.ops.math.elementwise import (abs, floormod, greater, less, logical_and, logical_not,
                                            logical_or, logical_xor, negative, pow, truediv)
 from gradflow.ops.primitives import (add, conj, floordiv, greater_equal, less_equal, multiply,
@@ -69,13 +70,22 @@ def _sum_inputs(inputs, what: str) -> list[Tensor]:
 
 
 def add_n(inputs, name: Optional[str] = None) -> Tensor:
-    """Sums a list of same-shaped tensors in one op."""
+    """Sums a list of same-shaped tensors in one op (one unnamed tensor: itself)."""
+    if name is None and isinstance(inputs, (list, tuple)) and len(inputs) == 1 \
+            and isinstance(inputs[0], Tensor):
+        return inputs[0]
+    return _add_n(inputs, name=name)
+
+
+@constructor("AddN", "inputs", single_op=False)
+def _add_n(inputs, name: Optional[str] = None) -> Tensor:
     tensors = _sum_inputs(inputs, "add_n")
     if len(tensors) == 1:
-        return identity(tensors[0], name=name) if name else tensors[0]
-    return apply_op("AddN", tensors, name=name or "AddN")
+        return identity(tensors[0], name=name)
+    return apply_op("AddN", tensors, name=name)
 
 
+@constructor("AccumulateNV2", "inputs", "shape", "tensor_dtype", single_op=False)
 def accumulate_n(inputs, shape=None, tensor_dtype=None, name: Optional[str] = None) -> Tensor:
     """Like ``add_n``; the terms may be summed in any order, as soon as each is ready."""
     tensors = _sum_inputs(inputs, "accumulate_n")
@@ -182,6 +192,8 @@ def _batch_matmul_grad(op, grad):
             None if db is None else reduce_to_shape_of(db, b))
 
 
+@constructor("MatMul", "a", "b", "transpose_a", "transpose_b", "adjoint_a", "adjoint_b",
+             "a_is_sparse", "b_is_sparse", single_op=False)
 def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, adjoint_a: bool = False,
            adjoint_b: bool = False, a_is_sparse: bool = False, b_is_sparse: bool = False,
            name: Optional[str] = None) -> Tensor:
@@ -190,7 +202,7 @@ def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, adjoint_a
         raise ValueError("Only one of transpose_a and adjoint_a can be True.")
     if transpose_b and adjoint_b:
         raise ValueError("Only one of transpose_b and adjoint_b can be True.")
-    a, b = binary_operands(a, b, "MatMul")
+    a, b = binary_operands(a, b, "MatMul", ("a", "b"))
     check_dtype_in(a, NUMERIC, "MatMul", "a")
     ra, rb = a.shape.ndims, b.shape.ndims
     if ra == 2 and rb == 2:

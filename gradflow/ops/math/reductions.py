@@ -14,7 +14,7 @@ from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.array.shapes import invert_permutation, size, transpose
 from gradflow.ops.array.sources import ones_like, stop_gradient
 from gradflow.ops.common import (FLOATING, NUMERIC, REAL_NUMERIC, apply_op, as_tensor,
-                                 check_dtype_in, static_axes, static_ints)
+                                 check_dtype_in, constructor, static_axes, static_ints)
 from gradflow.ops.math.elementwise import (div_no_nan, equal, exp, is_finite, less, lgamma, log,
                                            logical_and, not_equal, real, real_grad, sqrt, square,
                                            truediv)
@@ -151,12 +151,15 @@ _euclidean_norm_op = reduction("EuclideanNorm", _euclidean_norm, NUMERIC,
                                 _euclidean_norm_grad)
 
 
+@constructor("EuclideanNorm", "input_tensor", "axis", "keepdims", single_op=False)
 def reduce_euclidean_norm(input_tensor, axis=None, keepdims: bool = False,
                           name: Optional[str] = None) -> Tensor:
     """``sqrt(sum(|x|^2))`` over ``axis``, without overflow for large entries."""
     return _euclidean_norm_op(input_tensor, axis, keepdims, name)
 
 
+@constructor("ReduceLogSumExp", "input_tensor", "axis", "keepdims", "reduction_indices",
+             "keep_dims", single_op=False)
 def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
                      reduction_indices=None, keep_dims=None) -> Tensor:
     """``log(sum(exp(x)))`` over ``axis``, shifted by the maximum so nothing overflows."""
@@ -174,6 +177,8 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name: Optional[str]
         return add(total, shift, name=scope)
 
 
+@constructor("count_nonzero", "input_tensor", "axis", "keepdims", "dtype", "reduction_indices",
+             "keep_dims", "input", single_op=False)
 def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int64,
                   name: Optional[str] = None, reduction_indices=None, keep_dims=None,
                   input=None) -> Tensor:  # noqa: A002 - TF1's alias
@@ -197,6 +202,7 @@ def _centered_squares(x: Tensor, axis) -> Tensor:
     return real(deviation * conj(deviation)) if x.dtype.is_complex else square(deviation)
 
 
+@constructor("reduce_variance", "input_tensor", "axis", "keepdims", single_op=False)
 def reduce_variance(input_tensor, axis=None, keepdims: bool = False,
                     name: Optional[str] = None) -> Tensor:
     """The (population) variance of ``input_tensor`` over ``axis``."""
@@ -205,6 +211,7 @@ def reduce_variance(input_tensor, axis=None, keepdims: bool = False,
         return reduce_mean(_centered_squares(x, axis), axis, keepdims=keepdims)
 
 
+@constructor("reduce_std", "input_tensor", "axis", "keepdims", single_op=False)
 def reduce_std(input_tensor, axis=None, keepdims: bool = False,
                name: Optional[str] = None) -> Tensor:
     """The (population) standard deviation of ``input_tensor`` over ``axis``."""
@@ -213,6 +220,7 @@ def reduce_std(input_tensor, axis=None, keepdims: bool = False,
         return sqrt(reduce_mean(_centered_squares(x, axis), axis, keepdims=keepdims))
 
 
+@constructor("lbeta", "x", single_op=False)
 def lbeta(x, name: Optional[str] = None) -> Tensor:
     """log |B(x)| of the multivariate beta function over the last axis:
     sum(lgamma(x)) - lgamma(sum(x)); an empty last axis gives -inf."""
@@ -221,6 +229,7 @@ def lbeta(x, name: Optional[str] = None) -> Tensor:
         return reduce_sum(lgamma(x), -1) - lgamma(reduce_sum(x, -1))
 
 
+@constructor("zero_fraction", "value", single_op=False)
 def zero_fraction(value, name: Optional[str] = None) -> Tensor:
     """The fraction of entries of ``value`` that are zero, as a float32 scalar."""
     x = convert_to_tensor(value, name="value")
@@ -237,11 +246,13 @@ def _is_monotonic(x, in_order: Callable, name: Optional[str], default_name: str)
         return reduce_all(in_order(flat[:-1], flat[1:]))
 
 
+@constructor("is_non_decreasing", "x", single_op=False)
 def is_non_decreasing(x, name: Optional[str] = None) -> Tensor:
     """Whether the entries of ``x``, in row-major order, never decrease."""
     return _is_monotonic(x, less_equal, name, "is_non_decreasing")
 
 
+@constructor("is_strictly_increasing", "x", single_op=False)
 def is_strictly_increasing(x, name: Optional[str] = None) -> Tensor:
     """Whether the entries of ``x``, in row-major order, always increase."""
     return _is_monotonic(x, less, name, "is_strictly_increasing")
@@ -286,8 +297,9 @@ def _arg_reduction(op_type: str, find: Callable) -> Callable:
     define_op(op_type, infer=_infer_arg_reduction, kernel=_arg_kernel(find))
     NotDifferentiable(op_type)
 
-    def constructor(input, axis=None, name: Optional[str] = None, dimension=None,  # noqa: A002
-                    output_type=dtypes.int64) -> Tensor:
+    @constructor(op_type, "input", "axis")
+    def build(input, axis=None, name: Optional[str] = None, dimension=None,  # noqa: A002
+              output_type=dtypes.int64) -> Tensor:
         if axis is not None and dimension is not None:
             raise ValueError("Cannot specify both 'dimension' and 'axis'.")
         axis = 0 if axis is None and dimension is None else \
@@ -299,14 +311,15 @@ def _arg_reduction(op_type: str, find: Callable) -> Callable:
             names = ", ".join(d.name for d in _ARG_OUTPUT_TYPES)
             raise TypeError(f"Value passed to parameter 'output_type' has DataType {out.name} "
                             f"not in list of allowed values: {names}")
-        dim = as_tensor(axis, dtype=None if isinstance(axis, Tensor) else dtypes.int32, like=x)
+        dim = as_tensor(axis, dtype=None if isinstance(axis, Tensor) else dtypes.int32,
+                        name="dimension", like=x)
         check_dtype_in(dim, INDEX, op_type, "dimension")
         return apply_op(op_type, [x, dim], name=name or op_type, output_type=out)
 
-    constructor.__name__ = op_type.lower()
-    constructor.__doc__ = (f"Index of the {op_type[3:].lower()}imum of ``input`` along ``axis`` "
-                           "(default 0); the first one among ties.")
-    return constructor
+    build.__name__ = op_type.lower()
+    build.__doc__ = (f"Index of the {op_type[3:].lower()}imum of ``input`` along ``axis`` "
+                     "(default 0); the first one among ties.")
+    return build
 
 
 argmax = _arg_reduction("ArgMax", np.argmax)
@@ -351,20 +364,21 @@ def _scan(op_type: str, ufunc: np.ufunc, gradient: Callable) -> Callable:
     define_op(op_type, infer=_infer_scan, kernel=_scan_kernel(ufunc))
     RegisterGradient(op_type)(gradient)
 
-    def constructor(x, axis=0, exclusive: bool = False, reverse: bool = False,
-                    name: Optional[str] = None) -> Tensor:
+    @constructor(op_type, "x", "axis")
+    def build(x, axis=0, exclusive: bool = False, reverse: bool = False,
+              name: Optional[str] = None) -> Tensor:
         x = convert_to_tensor(x, name="x")
         check_dtype_in(x, NUMERIC, op_type)
         axis_t = as_tensor(axis, dtype=None if isinstance(axis, Tensor) else dtypes.int32,
-                           like=x)
+                           name="axis", like=x)
         check_dtype_in(axis_t, INDEX, op_type, "axis")
         return apply_op(op_type, [x, axis_t], name=name or op_type,
                         exclusive=builtins.bool(exclusive), reverse=builtins.bool(reverse))
 
-    constructor.__name__ = op_type.lower()
-    constructor.__doc__ = (f"Cumulative {'sum' if op_type == 'Cumsum' else 'product'} of "
-                           "``x`` along ``axis``.")
-    return constructor
+    build.__name__ = op_type.lower()
+    build.__doc__ = (f"Cumulative {'sum' if op_type == 'Cumsum' else 'product'} of "
+                     "``x`` along ``axis``.")
+    return build
 
 
 def _cumsum_grad(op, grad):
@@ -464,6 +478,7 @@ def _sort_args(values, axis, direction: str, op_name: str) -> tuple:
     return x, static[0]
 
 
+@constructor("argsort", "values", "axis", "direction", "stable", single_op=False)
 def argsort(values, axis=-1, direction: str = "ASCENDING", stable: bool = False,
             name: Optional[str] = None) -> Tensor:
     """The int32 indices that sort ``values`` along ``axis`` (ties keep their order)."""
@@ -473,6 +488,7 @@ def argsort(values, axis=-1, direction: str = "ASCENDING", stable: bool = False,
                         descending=direction == "DESCENDING")
 
 
+@constructor("sort", "values", "axis", "direction", single_op=False)
 def sort(values, axis=-1, direction: str = "ASCENDING", name: Optional[str] = None) -> Tensor:
     """``values`` sorted along ``axis``; the gradient is routed back through the permutation."""
     x, axis = _sort_args(values, axis, direction, "sort")

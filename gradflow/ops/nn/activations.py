@@ -13,7 +13,7 @@ from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
 from gradflow.ops.common import (FLOATING, REAL_NUMERIC, apply_op, as_tensor, check_dtype_in,
-                                 same_as_input)
+                                 constructor, same_as_input)
 from gradflow.ops.nn.helpers import (axis_alias, check_matching_dtype, check_rank, floating_tensor,
                                      public_attrs, scalar, where_else_zero)
 
@@ -94,31 +94,37 @@ def _activation(op_type: str, features, name: Optional[str], allowed=FLOATING,
     return apply_op(op_type, [x], name=name or op_type, **attrs)
 
 
+@constructor("Relu", "features")
 def relu(features, name: Optional[str] = None) -> Tensor:
     """max(features, 0)."""
     return _activation("Relu", features, name, REAL_NUMERIC)
 
 
+@constructor("Relu6", "features")
 def relu6(features, name: Optional[str] = None) -> Tensor:
     """min(max(features, 0), 6)."""
     return _activation("Relu6", features, name, REAL_NUMERIC)
 
 
+@constructor("LeakyRelu", "features", "alpha", single_op=False)
 def leaky_relu(features, alpha: float = 0.2, name: Optional[str] = None) -> Tensor:
     """features where positive, alpha * features elsewhere."""
     return _activation("LeakyRelu", features, name, alpha=float(alpha))
 
 
+@constructor("Elu", "features", single_op=False)
 def elu(features, name: Optional[str] = None) -> Tensor:
     """features where positive, exp(features) - 1 elsewhere."""
     return _activation("Elu", features, name)
 
 
+@constructor("Selu", "features", single_op=False)
 def selu(features, name: Optional[str] = None) -> Tensor:
     """Scaled ELU with the self-normalising constants of Klambauer et al. (2017)."""
     return _activation("Selu", features, name)
 
 
+@constructor("silu", "features", "beta", single_op=False)
 def silu(features, beta: float = 1.0, name: Optional[str] = None) -> Tensor:
     """features * sigmoid(beta * features), also known as swish."""
     x = floating_tensor(features, "silu", "features")
@@ -130,6 +136,7 @@ def silu(features, beta: float = 1.0, name: Optional[str] = None) -> Tensor:
 swish = silu
 
 
+@constructor("gelu", "features", "approximate", single_op=False)
 def gelu(features, approximate: bool = False, name: Optional[str] = None) -> Tensor:
     """Gaussian error linear unit x * P(X <= x), X ~ N(0, 1); tanh approximation optional."""
     x = floating_tensor(features, "gelu", "features")
@@ -198,12 +205,14 @@ def _softmax_op(op_type: str, logits, axis, name, dim) -> Tensor:
     return apply_op(op_type, [x], name=name or op_type, axis=int(axis_alias(axis, dim, -1)))
 
 
+@constructor("Softmax", "logits", "axis", "dim", single_op=False)
 def softmax(logits, axis: Optional[int] = None, name: Optional[str] = None,
             dim: Optional[int] = None) -> Tensor:
     """exp(logits) / sum(exp(logits)) along ``axis`` (default: the last), computed stably."""
     return _softmax_op("Softmax", logits, axis, name, dim)
 
 
+@constructor("LogSoftmax", "logits", "axis", "dim", single_op=False)
 def log_softmax(logits, axis: Optional[int] = None, name: Optional[str] = None,
                 dim: Optional[int] = None) -> Tensor:
     """logits - log(sum(exp(logits))) along ``axis``; finite even at extreme logits."""
@@ -296,6 +305,7 @@ def _bias_add_grad_grad(op, grad):
     return array.broadcast_to(grad, upstream_shape)
 
 
+@constructor("BiasAdd", "value", "bias")
 def bias_add(value, bias, data_format: Optional[str] = None,
              name: Optional[str] = None) -> Tensor:
     """Adds a 1-D ``bias`` along the channel axis of ``value`` (last, or 1 for NC...)."""
@@ -303,14 +313,15 @@ def bias_add(value, bias, data_format: Optional[str] = None,
     if not (data_format.startswith("NC") or data_format.endswith("C")):
         raise ValueError(f"data_format must put channels last or second (e.g. 'NHWC' or "
                          f"'NCHW'), got {data_format!r}")
-    with name_scope(name, "BiasAdd", [value, bias]) as scope:
-        value_t = convert_to_tensor(value, name="input")
-        check_dtype_in(value_t, REAL_NUMERIC, "BiasAdd", "value")
-        bias_t = as_tensor(bias, dtype=None if isinstance(bias, Tensor) else value_t.dtype,
-                           name="bias", like=value_t)
-        return apply_op("BiasAdd", [value_t, bias_t], name=scope, data_format=data_format)
+    value_t = convert_to_tensor(value, name="input")
+    check_dtype_in(value_t, REAL_NUMERIC, "BiasAdd", "value")
+    bias_t = as_tensor(bias, dtype=None if isinstance(bias, Tensor) else value_t.dtype,
+                       name="bias", like=value_t)
+    return apply_op("BiasAdd", [value_t, bias_t], name=name or "BiasAdd",
+                    data_format=data_format)
 
 
+@constructor("xw_plus_b", "x", "weights", "biases", single_op=False)
 def xw_plus_b(x, weights, biases, name: Optional[str] = None) -> Tensor:
     """matmul(x, weights) + biases."""
     with name_scope(name, "xw_plus_b", [x, weights, biases]) as scope:

@@ -12,7 +12,8 @@ from gradflow.framework.graph import Tensor, name_scope
 from gradflow.framework.registry import RegisterGradient, define_op, gradient_needed
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
-from gradflow.ops.common import FLOATING, apply_op, as_tensor, check_dtype_in, static_ints
+from gradflow.ops.common import (FLOATING, apply_op, as_tensor, check_dtype_in, constructor,
+                                 static_ints)
 from gradflow.ops.nn.helpers import INDEX_TYPES, check_matching_dtype, check_rank, public_attrs
 
 
@@ -485,6 +486,8 @@ def _sizes_tensor(sizes, like: Tensor) -> Tensor:
     return as_tensor(np.asarray(sizes, dtype=np.int32), name="input_sizes", like=like)
 
 
+@constructor("Conv2D", "input", "filter", "strides", "padding", "use_cudnn_on_gpu", "data_format",
+             "dilations", "filters", single_op=False)
 def conv2d(input, filter=None, strides=None, padding=None,  # noqa: A002 - TF's names
            use_cudnn_on_gpu: bool = True, data_format: str = "NHWC", dilations=None,
            name: Optional[str] = None, filters=None) -> Tensor:
@@ -499,6 +502,7 @@ def conv2d(input, filter=None, strides=None, padding=None,  # noqa: A002 - TF's 
                     **_conv_attrs(strides, padding, data_format, dilations, "Conv2D"))
 
 
+@constructor("Conv2DBackpropInput", "input_sizes", "filter", "out_backprop")
 def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None,  # noqa: A002
                           strides=None, padding=None, use_cudnn_on_gpu: bool = True,
                           data_format: str = "NHWC", dilations=None, name: Optional[str] = None,
@@ -512,6 +516,7 @@ def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None,  # noqa: 
                                   "Conv2DBackpropInput"))
 
 
+@constructor("Conv2DBackpropFilter", "input", "filter_sizes", "out_backprop")
 def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides,  # noqa: A002
                            padding, use_cudnn_on_gpu: bool = True, data_format: str = "NHWC",
                            dilations=None, name: Optional[str] = None) -> Tensor:
@@ -523,6 +528,8 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides,  # noqa: 
                                   "Conv2DBackpropFilter"))
 
 
+@constructor("conv2d_transpose", "value", "filter", "output_shape", "strides", "padding",
+             "data_format", "input", "filters", "dilations", single_op=False)
 def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  # noqa: A002
                      padding="SAME", data_format: str = "NHWC", name: Optional[str] = None,
                      input=None, filters=None, dilations=None) -> Tensor:  # noqa: A002
@@ -538,6 +545,8 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
                                   "Conv2DBackpropInput"))
 
 
+@constructor("depthwise", "input", "filter", "strides", "padding", "rate", "data_format",
+             "dilations", single_op=False)
 def depthwise_conv2d(input, filter, strides, padding, rate=None,  # noqa: A002 - TF's names
                      name: Optional[str] = None, data_format: Optional[str] = None,
                      dilations=None) -> Tensor:
@@ -566,6 +575,8 @@ def _width_value(value, arg: str, channels_last: bool) -> int:
     return int(values[0])
 
 
+@constructor("conv1d", "value", "filters", "stride", "padding", "use_cudnn_on_gpu", "data_format",
+             "input", "dilations", single_op=False)
 def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu=None,
            data_format: Optional[str] = None, name: Optional[str] = None,
            input=None, dilations=None) -> Tensor:  # noqa: A002 - TF's names

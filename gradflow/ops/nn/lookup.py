@@ -12,7 +12,8 @@ from gradflow.framework.registry import RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
-from gradflow.ops.common import REAL_NUMERIC, apply_op, as_tensor, check_dtype_in, static_ints
+from gradflow.ops.common import (REAL_NUMERIC, apply_op, as_tensor, check_dtype_in, constructor,
+                                 static_ints)
 from gradflow.ops.nn.helpers import INDEX_TYPES, check_rank, scalar
 
 
@@ -62,6 +63,8 @@ def _clip_rows(rows: Tensor, max_norm: float, ids_rank: Optional[int]) -> Tensor
     return rows * limit * math_ops.rsqrt(math_ops.maximum(square_sum, limit * limit))
 
 
+@constructor("embedding_lookup", "params", "ids", "partition_strategy", "validate_indices",
+             "max_norm", single_op=False)
 def embedding_lookup(params, ids, partition_strategy: str = "mod",
                      name: Optional[str] = None, validate_indices: bool = True,
                      max_norm: Optional[float] = None) -> Tensor:
@@ -137,6 +140,7 @@ def _top_k_grad(op, grad_values, grad_indices):
     return array.reshape(dense, x_shape), None
 
 
+@constructor("TopKV2", "input", "k", "sorted", "index_type", single_op=False)
 def top_k(input, k=1, sorted: bool = True, index_type=dtypes.int32,  # noqa: A002 - TF's names
           name: Optional[str] = None) -> TopKV2:
     """The ``k`` largest entries of each last-axis row, descending, and their indices."""

@@ -6,12 +6,12 @@ from typing import Optional
 import numpy as np
 
 from gradflow.framework import errors
-from gradflow.framework.graph import Tensor, name_scope
+from gradflow.framework.graph import Tensor, get_default_graph, name_scope
 from gradflow.framework.registry import RegisterGradient, define_op, gradient_needed
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
-from gradflow.ops.common import apply_op, as_tensor, check_dtype_in
+from gradflow.ops.common import apply_op, as_tensor, check_dtype_in, constructor
 from gradflow.ops.nn.activations import log_softmax, log_softmax_array, softmax, softmax_backward
 from gradflow.ops.nn.helpers import (INDEX_TYPES, axis_alias, check_matching_dtype, check_rank,
                                      floating_tensor, scalar)
@@ -145,6 +145,8 @@ def _logits_last(t: Tensor, axis: int) -> Tensor:
     return array.transpose(t, [d for d in range(ndims) if d != axis] + [axis])
 
 
+@constructor("softmax_cross_entropy_with_logits", "labels", "logits", "axis", "dim",
+             single_op=False)
 def softmax_cross_entropy_with_logits_v2(labels, logits, axis: Optional[int] = None,
                                          name: Optional[str] = None,
                                          dim: Optional[int] = None) -> Tensor:
@@ -158,6 +160,8 @@ def softmax_cross_entropy_with_logits_v2(labels, logits, axis: Optional[int] = N
         return loss
 
 
+@constructor("softmax_cross_entropy_with_logits", "labels", "logits", "dim", "axis",
+             single_op=False)
 def softmax_cross_entropy_with_logits(labels=None, logits=None, dim: int = -1,
                                       name: Optional[str] = None,
                                       axis: Optional[int] = None) -> Tensor:
@@ -172,17 +176,35 @@ def softmax_cross_entropy_with_logits(labels=None, logits=None, dim: int = -1,
                                                     axis=axis)
 
 
+@constructor("SparseSoftmaxCrossEntropyWithLogits", "labels", "logits", single_op=False)
 def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None,
                                              name: Optional[str] = None) -> Tensor:
     """-log_softmax(logits)[labels]; labels are class indices (out of range: an error)."""
     if labels is None or logits is None:
         raise ValueError("Both labels and logits must be provided.")
-    with name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [logits, labels]) as scope:
+    with name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [logits, labels]):
         logits_t = floating_tensor(logits, "SparseSoftmaxCrossEntropyWithLogits", "logits")
         labels_t = as_tensor(labels, name="labels", like=logits_t)
+        # TF1's graph: the labels' Shape (for its rank checks), then the op inside the scope
+        array.shape(labels_t)
         loss, _ = apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits_t, labels_t],
-                           name=scope)
+                           name=_requested_name(name))
         return loss
+
+
+def _requested_name(scope: str) -> str:
+    """The name a caller asked for, given the scope ``op_scope`` opened for it: TF1 names
+    the inner op as asked (``xentropy/xentropy``), not as uniquified (``xentropy_1``)."""
+    parent, _, last = scope.rstrip("/").rpartition("/")
+    base, _, suffix = last.rpartition("_")
+    if base and suffix.isdigit():
+        prefix = f"{parent}/" if parent else ""
+        graph = get_default_graph()
+        with graph.name_scope(None):  # asked from the root: the names are absolute
+            taken = graph.unique_name(prefix + base, mark_as_used=False) != prefix + base
+        if taken:
+            return base  # the suffix is the scope's uniquifier: base was taken already
+    return last
 
 
 def _infer_sigmoid_xent(inputs, attrs):
@@ -217,6 +239,7 @@ def _checked_loss_operands(labels, logits, op_type: str) -> tuple[Tensor, Tensor
     return labels_t, logits_t
 
 
+@constructor("logistic_loss", "labels", "logits", single_op=False)
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None,
                                       name: Optional[str] = None) -> Tensor:
     """Elementwise -z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x)), computed stably."""
@@ -227,6 +250,7 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None,
         return apply_op("SigmoidCrossEntropyWithLogits", [logits_t, labels_t], name=scope)
 
 
+@constructor("logistic_loss", "labels", "logits", "pos_weight", "targets", single_op=False)
 def weighted_cross_entropy_with_logits(labels=None, logits=None, pos_weight=None,
                                        name: Optional[str] = None, targets=None) -> Tensor:
     """Sigmoid cross entropy with the positive term weighted by ``pos_weight``.
@@ -257,6 +281,7 @@ def _l2_loss_grad(op, grad):
     return op.inputs[0] * grad
 
 
+@constructor("L2Loss", "t")
 def l2_loss(t, name: Optional[str] = None) -> Tensor:
     """sum(t ** 2) / 2, a scalar."""
     return apply_op("L2Loss", [floating_tensor(t, "L2Loss", "t")], name=name or "L2Loss")

@@ -8,12 +8,13 @@ from gradflow.framework.constant import constant, convert_to_tensor
 from gradflow.framework.graph import Tensor, name_scope
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
-from gradflow.ops.common import as_tensor
+from gradflow.ops.common import as_tensor, constructor
 from gradflow.ops.nn.helpers import axis_alias, check_rank, floating_tensor, scalar
 from gradflow.ops.random import random_uniform
 
 
 # --------------------------------------------------------------------- normalisation
+@constructor("l2_normalize", "x", "axis", "epsilon", "dim", single_op=False)
 def l2_normalize(x, axis=None, epsilon: float = 1e-12, name: Optional[str] = None,
                  dim=None) -> Tensor:
     """x / sqrt(max(sum(x ** 2, axis), epsilon))."""
@@ -25,6 +26,7 @@ def l2_normalize(x, axis=None, epsilon: float = 1e-12, name: Optional[str] = Non
         return math_ops.multiply(x, inverse_norm, name=scope)
 
 
+@constructor("moments", "x", "axes", "shift", "keep_dims", "keepdims", single_op=False)
 def moments(x, axes, shift=None, name: Optional[str] = None, keep_dims=None,
             keepdims=None) -> tuple[Tensor, Tensor]:
     """Mean and (biased) variance of ``x`` over ``axes``; float16 is summed in float32."""
@@ -45,6 +47,8 @@ def moments(x, axes, shift=None, name: Optional[str] = None, keep_dims=None,
         return math_ops.cast(mean, x.dtype), math_ops.cast(variance, x.dtype)
 
 
+@constructor("batchnorm", "x", "mean", "variance", "offset", "scale", "variance_epsilon",
+             single_op=False)
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon: float,
                         name: Optional[str] = None) -> Tensor:
     """scale * (x - mean) / sqrt(variance + epsilon) + offset (offset/scale may be None)."""
@@ -80,6 +84,8 @@ def _channel_vector(value, name: str, dtype: dtypes.DType, channels: Optional[in
     return t
 
 
+@constructor("fused_batch_norm", "x", "scale", "offset", "mean", "variance", "epsilon",
+             "data_format", "is_training", "exponential_avg_factor", single_op=False)
 def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon: float = 0.001,
                      data_format: str = "NHWC", is_training: bool = True,
                      name: Optional[str] = None, exponential_avg_factor: float = 1.0):
@@ -157,6 +163,7 @@ def _noise_shape(x: Tensor, noise_shape):
     return [d if n is None else n for n, d in zip(noise_shape, dims)]
 
 
+@constructor("dropout", "x", "keep_prob", "noise_shape", "seed", "rate", single_op=False)
 def dropout(x, keep_prob=None, noise_shape=None, seed: Optional[int] = None,
             name: Optional[str] = None, rate=None) -> Tensor:
     """Zeroes each element with probability ``rate`` (= 1 - keep_prob), scaling the rest
@@ -175,10 +182,15 @@ def dropout(x, keep_prob=None, noise_shape=None, seed: Optional[int] = None,
         _check_rate(rate)
         if rate == 0:
             return x
-    with name_scope(name, "dropout", [x]) as scope:
-        rate_t = as_tensor(rate, dtype=None if isinstance(rate, Tensor) else x.dtype,
-                           name="rate", like=x)
+    with name_scope(name, "dropout", [x]):
+        # TF1's graph: x * scale, a uniform draw compared with the rate, and a select
+        if isinstance(rate, Tensor):
+            scale = 1 / (1 - math_ops.cast(rate, x.dtype))
+        else:
+            scale = constant(1 / (1 - rate), dtype=x.dtype, name="Const")
+        scaled = math_ops.multiply(x, scale)
         noise = random_uniform(_noise_shape(x, noise_shape), seed=seed, dtype=x.dtype)
-        keep = math_ops.cast(math_ops.greater_equal(noise, rate_t), x.dtype)
-        scale = scalar(1, x) / (scalar(1, x) - rate_t)
-        return math_ops.multiply(x * scale, keep, name=scope)
+        keep = math_ops.greater_equal(noise, math_ops.cast(rate, x.dtype)
+                                      if isinstance(rate, Tensor) else rate)
+        zero = constant(0, dtype=x.dtype, name="Const")
+        return math_ops.select_v2(keep, scaled, zero)

@@ -11,7 +11,7 @@ from gradflow.framework.graph import Tensor
 from gradflow.framework.registry import RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
-from gradflow.ops.common import FLOATING, REAL_NUMERIC, apply_op, check_dtype_in
+from gradflow.ops.common import FLOATING, REAL_NUMERIC, apply_op, check_dtype_in, constructor
 from gradflow.ops.nn.convolution import (Window, WindowSpec, accumulate_taps, alias, checked_spec,
                                          nhwc_dims, pad_windows, padding_attrs, patches,
                                          shape_from_sizes, window_list, window_taps)
@@ -196,6 +196,8 @@ def _pool(op_type: str, value, ksize, strides, padding, data_format: str,
     return apply_op(op_type, [x], name=name or op_type, **attrs)
 
 
+@constructor("MaxPool", "value", "ksize", "strides", "padding", "data_format", "input",
+             single_op=False)
 def max_pool(value, ksize, strides, padding, data_format: str = "NHWC",
              name: Optional[str] = None, input=None) -> Tensor:  # noqa: A002 - TF's name
     """Maximum over ``ksize`` windows of a 4-D tensor ('SAME' padding never wins)."""
@@ -203,12 +205,15 @@ def max_pool(value, ksize, strides, padding, data_format: str = "NHWC",
                  data_format, name)
 
 
+@constructor("MaxPool2d", "input", "ksize", "strides", "padding", "data_format", single_op=False)
 def max_pool2d(input, ksize, strides, padding, data_format: str = "NHWC",  # noqa: A002
                name: Optional[str] = None) -> Tensor:
     """``max_pool`` under its TF2 name."""
     return _pool("MaxPool", input, ksize, strides, padding, data_format, name)
 
 
+@constructor("AvgPool", "value", "ksize", "strides", "padding", "data_format", "input",
+             single_op=False)
 def avg_pool(value, ksize, strides, padding, data_format: str = "NHWC",
              name: Optional[str] = None, input=None) -> Tensor:  # noqa: A002 - TF's name
     """Mean over ``ksize`` windows of a 4-D tensor (padding is not counted)."""
