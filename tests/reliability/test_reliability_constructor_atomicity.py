@@ -151,7 +151,8 @@ def test_op_scope_takes_the_graph_of_its_values_and_names_the_op():
             made = gf.constant(2.0, name="y")
             op = other.create_op("Mul", [inputs.x, made], name=scope)
         assert (scope, made.op.name, op.name) == ("y/", "y/y", "y")
-        with pytest.raises(TypeError, match="`name` must be a string, got 1: expected string or bytes-like object, got 'int'"):
+        with pytest.raises(TypeError, match="`name` must be a string, got 1: expected string "
+                                            "or bytes-like object, got 'int'"):
             with op_scope(1, "Mul", [inputs.x]):
                 pass
     assert graph.get_operations() == []
