@@ -1,10 +1,13 @@
-"""Checkpoints: ``Saver`` writes variables to ``<prefix>.npz`` and restores them.
+"""Checkpoints: ``Saver`` writes variables in TF's V2 format and restores them.
 
-A checkpoint is one NPZ archive with one array per variable, keyed by its name in the
-checkpoint (the variable's op name, or the key of a ``var_list`` dict). Restoring never
-executes code (no pickle) and checks every name, shape and dtype before any variable
-changes. A text file ``checkpoint`` beside the checkpoints (TF1's format) names the
-latest ones; :func:`latest_checkpoint` reads it.
+A checkpoint is TF's tensor bundle (``<prefix>.index`` + ``<prefix>.data-00000-of-00001``,
+see :mod:`gradflow.io.tensor_bundle`) with one tensor per variable, keyed by its name in
+the checkpoint (the variable's op name, or the key of a ``var_list`` dict): TF 2.21
+restores it, and gradflow restores TF's. Checkpoints gradflow wrote before, one NPZ
+archive ``<prefix>.npz``, still restore. Restoring never executes code (no pickle) and
+checks every name, shape and dtype before any variable changes. A text file
+``checkpoint`` beside the checkpoints (TF1's format) names the latest ones;
+:func:`latest_checkpoint` reads it.
 """
 from __future__ import annotations
 
@@ -20,16 +23,19 @@ import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.graph import GraphKeys, Tensor, get_default_graph
+from gradflow.io.tensor_bundle import BundleReader, bundle_exists, write_bundle
 from gradflow.ops import array, control
 from gradflow.ops.state import Variable, assign
-from gradflow.tools.npz_io import NpzReader, atomic_write_text, write_npz
+from gradflow.tools.npz_io import NpzReader, atomic_write_text
 
 __all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
-           "CheckpointState"]
+           "CheckpointState", "CheckpointReader", "NewCheckpointReader", "open_checkpoint"]
 
 logger = logging.getLogger("gradflow")
 
-_SUFFIX = ".npz"
+_SUFFIX = ".npz"  # gradflow's former checkpoint format, still restored
+# TF's ``SaverDef.CheckpointFormatVersion``: V1 (1) is TF's deprecated format.
+V1, V2 = 1, 2
 _STATE_FILE = "checkpoint"
 # A checkpoint may hold at most this much data (restoring never allocates more).
 MAX_CHECKPOINT_BYTES = 1 << 34
@@ -45,18 +51,23 @@ class Saver:
       var_list: Variables (saved under their op names) or a dict name -> Variable;
         default: all global variables.
       reshape: restore a value of another shape with the same number of elements.
-      sharded: accepted for TF1 compatibility; there is one device, so one file.
+      sharded: accepted for TF1 compatibility; there is one device, so one data shard.
       max_to_keep: how many recent checkpoints to keep (None or 0: all).
       keep_checkpoint_every_n_hours: also keep one checkpoint per this many hours.
       name: the name scope of the restore ops (default "save").
       allow_empty: with no variables, save and restore do nothing instead of raising.
       pad_step_number: write ``prefix-00000042`` instead of ``prefix-42``.
+      write_version: ``SaverDef.V2`` (2, the default); TF's deprecated V1 format raises
+        ValueError.
     """
 
     def __init__(self, var_list=None, reshape: bool = False, sharded: bool = False,
                  max_to_keep: Optional[int] = 5, keep_checkpoint_every_n_hours: float = 10000.0,
                  name: Optional[str] = None, *, allow_empty: bool = False,
-                 pad_step_number: bool = False):
+                 pad_step_number: bool = False, write_version: int = V2):
+        if write_version != V2:
+            raise ValueError(f"write_version={write_version!r}: gradflow writes only TF's V2 "
+                             "checkpoint format (saver_pb2.SaverDef.V2)")
         self._variables = _named_variables(var_list)
         if not self._variables and not allow_empty:
             raise ValueError("No variables to save")
@@ -99,8 +110,10 @@ class Saver:
             return None
         prefix = self._prefix(sess, save_path, global_step)
         values = sess.run(list(self._variables.values()))
-        write_npz(prefix + _SUFFIX, {key: _storable(value)
-                                     for key, value in zip(self._variables, values)})
+        if os.path.dirname(prefix):
+            os.makedirs(os.path.dirname(prefix), exist_ok=True)  # as TF's SaveV2 does
+        write_bundle(prefix, {key: np.asarray(value)
+                              for key, value in zip(self._variables, values, strict=True)})
         self._remember(prefix)
         if write_state:
             _write_state(os.path.dirname(prefix), latest_filename, self.last_checkpoints)
@@ -119,29 +132,19 @@ class Saver:
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
         if not self._variables:
             return
-        try:
-            reader = NpzReader(save_path + _SUFFIX, MAX_CHECKPOINT_BYTES)
-        except ValueError as err:
-            raise errors.DataLossError(None, None, f"Checkpoint {save_path} is malformed: "
-                                       f"{err}") from None
-        with reader:
+        with open_checkpoint(save_path) as reader:
             feeds = {self._feeds[key]: self._checked_value(reader, save_path, key, var)
                      for key, var in self._variables.items()}
         sess.run(self._restore_op, feed_dict=feeds)
 
-    def _checked_value(self, reader: NpzReader, save_path: str, key: str,
+    def _checked_value(self, reader: "CheckpointReader", save_path: str, key: str,
                        var: Variable) -> np.ndarray:
-        if key not in reader.keys:
+        if not reader.has_tensor(key):
             raise errors.NotFoundError(
                 None, None, f"Restoring from checkpoint failed: key {key!r} (variable "
                 f"{var.op.name}) not found in checkpoint {save_path}, which holds "
-                f"{sorted(reader.keys)}. The graph's variables differ from the ones saved.")
-        try:
-            value = reader.read(key)
-        except ValueError as err:
-            raise errors.DataLossError(None, None, f"Checkpoint {save_path} is malformed: "
-                                       f"{err}") from None
-        value = _restored_dtype(value, var.dtype)
+                f"{sorted(reader.keys())}. The graph's variables differ from the ones saved.")
+        value = _restored_dtype(reader.get_tensor(key), var.dtype)
         if value.dtype != np.dtype(var.dtype.as_numpy_dtype):
             raise errors.InvalidArgumentError(
                 None, None, f"Restoring from checkpoint failed: {key!r} is {value.dtype} in "
@@ -178,8 +181,7 @@ class Saver:
             if stamp > self._next_keep_time:
                 self._next_keep_time += self._keep_period
                 continue
-            if os.path.exists(oldest + _SUFFIX):
-                os.remove(oldest + _SUFFIX)
+            _delete_checkpoint(oldest)
 
 
 def _named_variables(var_list) -> dict[str, Variable]:
@@ -201,23 +203,106 @@ def _named_variables(var_list) -> dict[str, Variable]:
     return named
 
 
-def _storable(value) -> np.ndarray:
-    """bfloat16 (an extension dtype when ml_dtypes is installed) is stored as float32,
-    which holds it exactly and loads without pickle."""
-    value = np.asarray(value)
-    return value.astype(np.float32) if value.dtype.kind == "V" else value
-
-
 def _restored_dtype(value: np.ndarray, dtype: dtypes.DType) -> np.ndarray:
+    """Old NPZ checkpoints stored bfloat16 as float32."""
     if dtype is dtypes.bfloat16 and value.dtype == np.float32:
         return value.astype(dtype.as_numpy_dtype)
     return value
 
 
+def _delete_checkpoint(prefix: str) -> None:
+    """Removes every file of checkpoint ``prefix`` (index, data shards, meta, NPZ)."""
+    directory = os.path.dirname(prefix) or "."
+    base = os.path.basename(prefix)
+    shard = re.compile(re.escape(base) + r"\.data-\d{5}-of-\d{5}$")
+    for name in os.listdir(directory):
+        if name in (base + ".index", base + ".meta", base + _SUFFIX) or shard.match(name):
+            os.remove(os.path.join(directory, name))
+
+
+# ------------------------------------------------------------- reading checkpoints
+class CheckpointReader:
+    """Reads a checkpoint's tensors by name (TF's ``NewCheckpointReader``): a V2 bundle,
+    or gradflow's former NPZ checkpoint.
+
+    Raises NotFoundError when no checkpoint has this prefix and DataLossError when it is
+    malformed.
+    """
+
+    def __init__(self, prefix: str):
+        self._prefix = prefix
+        self._npz: Optional[NpzReader] = None
+        self._bundle: Optional[BundleReader] = None
+        if bundle_exists(prefix) or not os.path.isfile(prefix + _SUFFIX):
+            self._bundle = BundleReader(prefix)
+            return
+        try:
+            self._npz = NpzReader(prefix + _SUFFIX, MAX_CHECKPOINT_BYTES)
+        except ValueError as err:
+            raise errors.DataLossError(None, None, f"Checkpoint {prefix} is malformed: "
+                                       f"{err}") from None
+
+    def __enter__(self) -> "CheckpointReader":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._npz is not None:
+            self._npz.close()
+
+    def keys(self) -> list[str]:
+        return self._bundle.keys() if self._bundle is not None else sorted(self._npz.keys)
+
+    def has_tensor(self, name: str) -> bool:
+        """Whether the checkpoint holds a tensor ``name``."""
+        return name in self.keys()
+
+    def get_tensor(self, name: str) -> np.ndarray:
+        """The value of tensor ``name``; NotFoundError if there is none."""
+        if self._bundle is not None:
+            return self._bundle.read(name)
+        if name not in self._npz.keys:
+            raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint")
+        try:
+            return self._npz.read(name)
+        except ValueError as err:
+            raise errors.DataLossError(None, None, f"Checkpoint {self._prefix} is "
+                                       f"malformed: {err}") from None
+
+    def get_variable_to_shape_map(self) -> dict[str, list[int]]:
+        """Each tensor's shape, by name."""
+        if self._bundle is not None:
+            return {key: self._bundle.shape(key) for key in self.keys()}
+        return {key: list(self.get_tensor(key).shape) for key in self.keys()}
+
+    def get_variable_to_dtype_map(self) -> dict[str, dtypes.DType]:
+        """Each tensor's dtype, by name."""
+        if self._bundle is not None:
+            return {key: self._bundle.dtype(key) for key in self.keys()}
+        return {key: dtypes.as_dtype(self.get_tensor(key).dtype) for key in self.keys()}
+
+    def debug_string(self) -> bytes:
+        """One line per tensor: ``name (DT_...) [shape]``, as TF prints it."""
+        shapes = self.get_variable_to_shape_map()
+        kinds = self.get_variable_to_dtype_map()
+        return "".join(f"{key} ({kinds[key].name}) {shapes[key]}\n"
+                       for key in self.keys()).encode("utf-8")
+
+
+def open_checkpoint(prefix: str) -> CheckpointReader:
+    """A reader of checkpoint ``prefix`` (use as a context manager)."""
+    return CheckpointReader(prefix)
+
+
+NewCheckpointReader = open_checkpoint
+
+
 # ------------------------------------------------------------- the state file
 def checkpoint_exists(checkpoint_prefix: str) -> bool:
-    """Whether a checkpoint with this prefix exists."""
-    return os.path.isfile(checkpoint_prefix + _SUFFIX)
+    """Whether a checkpoint with this prefix exists (V2 ``.index`` or an old ``.npz``)."""
+    return bundle_exists(checkpoint_prefix) or os.path.isfile(checkpoint_prefix + _SUFFIX)
 
 
 def _write_state(directory: str, latest_filename: Optional[str], prefixes: list[str]) -> None:
