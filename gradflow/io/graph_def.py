@@ -161,6 +161,8 @@ def node_def(op: Operation, add_shapes: bool = False) -> node_def_pb2.NodeDef:
     for name, value in sorted(op.attrs.items()):
         if spec is not None and name not in spec[0] and not name.startswith("_"):
             continue  # gradflow's own attr, which TF's op does not declare
+        if op.type == "VariableV2" and name == "shared_name" and value == op.name:
+            value = ""  # TF's way to say "shared under its own name"
         encoded = attr_value(value)
         if encoded is not None:
             node.attr[name].CopyFrom(encoded)

@@ -13,6 +13,7 @@ ValueError naming the node, and the graph is left as it was (``Graph.atomic``).
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 from typing import Optional
 
@@ -20,6 +21,7 @@ from tensorboard.compat.proto import attr_value_pb2, graph_pb2
 
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
 from gradflow.framework.registry import OpDef, get_op_def, registered_op_types
+from gradflow.framework.tensor_proto import dtype_from_enum
 from gradflow.io.graph_def import python_value
 from gradflow.io.tf_op_defs import TF_OP_DEFS
 
@@ -29,6 +31,9 @@ __all__ = ["import_graph_def", "importable_op_types"]
 _GRADFLOW_DEFAULTS = {"Softmax": {"axis": -1}, "LogSoftmax": {"axis": -1},
                       "LinSpace": {"axis": 0}, "Unique": {"with_counts": False},
                       "UniqueWithCounts": {"with_counts": True}}
+# TF op types gradflow builds from several of its own ops: one ``Shape`` per input of
+# ``ShapeN`` (TF's gradients of Conv2D use it).
+_EXPANDED = {"ShapeN": "Shape"}
 # Attrs TF writes that describe the GraphDef, not the op.
 _DROPPED_ATTRS = frozenset({"_output_shapes"})
 
@@ -63,14 +68,15 @@ def _missing_attrs(op_type: str, num_inputs: int, attrs) -> list[str]:
 
 def importable_op_types() -> list[str]:
     """The TF op types an imported GraphDef may contain: those gradflow also defines and
-    whose kernels need no state a GraphDef cannot carry (random streams, loop records)."""
-    result = []
+    whose kernels need no state a GraphDef cannot carry (random streams, loop records),
+    and those it expands into its own ops."""
+    result = list(_EXPANDED)
     for op_type in sorted(set(TF_OP_DEFS) & set(registered_op_types())):
         spec = TF_OP_DEFS[op_type]
         singles = sum(1 for _, number, kinds in spec[1] if not number and not kinds)
         if not _missing_attrs(op_type, singles, spec[0]):
             result.append(op_type)
-    return result
+    return sorted(result)
 
 
 def _split_input(name: str) -> tuple[str, int, bool]:
@@ -106,6 +112,9 @@ def _node_attrs(node, op_type: str, prefix: str, num_inputs: int) -> dict:
     accepted, _ = _kernel_attrs(get_op_def(op_type), num_inputs)
     if accepted is not None:
         attrs = {k: v for k, v in attrs.items() if k in accepted or k.startswith("_")}
+    if op_type == "VariableV2" and not attrs.get("shared_name"):
+        # gradflow keys a variable's storage by its shared name; TF's "" means its own name
+        attrs["shared_name"] = f"{prefix}/{node.name}" if prefix else node.name
     if "_class" in attrs:  # colocation names move under the prefix too
         attrs["_class"] = [_prefixed_class(c, prefix) for c in attrs["_class"]]
     return attrs
@@ -163,6 +172,8 @@ def _checked(graph_def) -> dict:
             raise ValueError(f"Duplicate node name in graph: '{node.name}'")
         nodes[node.name] = node
     for node in graph_def.node:
+        if node.op in _EXPANDED:
+            continue
         op_type = _gradflow_type(node, nodes)
         try:
             get_op_def(op_type)
@@ -239,7 +250,8 @@ def import_graph_def(graph_def, input_map: Optional[dict] = None,
 
 
 def _create_ops(graph: Graph, order: list, nodes: dict, inputs: dict, name: str) -> dict:
-    created: dict[str, Operation] = {}
+    """The ops of ``order``; maps each node name to ``(op, its output tensors)``."""
+    created: dict[str, tuple[Operation, list]] = {}
     scope = graph.unique_name(name) if name else ""
     for node in order:
         op_type = _gradflow_type(node, nodes)
@@ -247,35 +259,40 @@ def _create_ops(graph: Graph, order: list, nodes: dict, inputs: dict, name: str)
         for entry in node.input:
             source, index, control = _split_input(entry)
             if control:
-                controls.append(inputs.get("^" + source) or created[source])
+                controls.append(inputs.get("^" + source) or created[source][0])
                 continue
             mapped = inputs.get(f"{source}:{index}")
             if mapped is None:
-                outputs = created[source].outputs
+                outputs = created[source][1]
                 if index >= len(outputs):
                     raise ValueError(f"Node '{node.name}': input '{entry}' names output "
                                      f"{index} but '{source}' has {len(outputs)} outputs")
                 mapped = outputs[index]
             data.append(mapped)
-        attrs = _node_attrs(node, op_type, scope, len(data))
         full_name = f"{scope}/{node.name}" if scope else node.name
         try:
-            with graph.device(node.device or None) if node.device else _nothing():
-                op = graph.create_op(op_type, data, attrs, name=full_name + "/")
+            with graph.device(node.device) if node.device else contextlib.nullcontext():
+                ops = _node_ops(graph, node, op_type, data, scope, full_name)
         except (TypeError, ValueError) as err:
             raise ValueError(f"Node '{node.name}' ({node.op}): {err}") from None
         if controls:
-            op.add_control_inputs(controls)
-        created[node.name] = op
+            for op in ops:
+                op.add_control_inputs(controls)
+        created[node.name] = (ops[0], [t for op in ops for t in op.outputs])
     return created
 
 
-class _nothing:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
+def _node_ops(graph: Graph, node, op_type: str, data: list, scope: str,
+              full_name: str) -> list[Operation]:
+    """The op(s) standing for ``node``: one, or one per input for an expanded type."""
+    if node.op not in _EXPANDED:
+        attrs = _node_attrs(node, op_type, scope, len(data))
+        return [graph.create_op(op_type, data, attrs, name=full_name + "/")]
+    out_type = python_value(node.attr["out_type"], node.name) if "out_type" in node.attr \
+        else dtype_from_enum(3)
+    return [graph.create_op(_EXPANDED[node.op], [tensor], {"out_type": out_type},
+                            name=full_name + ("/" if i == 0 else f"/{i}/"))
+            for i, tensor in enumerate(data)]
 
 
 def _return_element(created: dict, element):
@@ -285,8 +302,8 @@ def _return_element(created: dict, element):
     if source not in created:
         raise ValueError(f"Requested return_element {element!r} not found in graph_def.")
     if ":" not in element:
-        return created[source]
-    outputs = created[source].outputs
+        return created[source][0]
+    outputs = created[source][1]
     if index >= len(outputs):
         raise ValueError(f"Requested return_element {element!r} not found in graph_def.")
     return outputs[index]

@@ -23,13 +23,16 @@ import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.graph import GraphKeys, Tensor, get_default_graph
+from gradflow.io.meta_graph import (
+    build_meta_graph_def, import_meta_graph_def, read_meta_graph_def, saver_def_for, write_proto)
 from gradflow.io.tensor_bundle import BundleReader, bundle_exists, write_bundle
 from gradflow.ops import array, control
 from gradflow.ops.state import Variable, assign
 from gradflow.tools.npz_io import NpzReader, atomic_write_text
 
-__all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
-           "CheckpointState", "CheckpointReader", "NewCheckpointReader", "open_checkpoint"]
+__all__ = ["Saver", "export_meta_graph", "import_meta_graph", "latest_checkpoint",
+           "get_checkpoint_state", "checkpoint_exists", "CheckpointState", "CheckpointReader",
+           "NewCheckpointReader", "open_checkpoint"]
 
 logger = logging.getLogger("gradflow")
 
@@ -79,13 +82,16 @@ class Saver:
         self._last_checkpoints: list[tuple[str, float]] = []
         self._feeds: dict[str, Tensor] = {}
         self._restore_op = None
+        self._scope = ""
+        self._sharded = sharded
         if self._variables:
             self._build_restore_ops(name or "save")
 
     def _build_restore_ops(self, name: str) -> None:
         """One placeholder + Assign per variable, built now so a finalized graph works."""
         graph = next(iter(self._variables.values())).graph
-        with graph.atomic(), graph.as_default(), graph.name_scope(name):
+        with graph.atomic(), graph.as_default(), graph.name_scope(name) as scope:
+            self._scope = scope.rstrip("/")
             assigns = []
             for i, (key, var) in enumerate(self._variables.items()):
                 value = array.placeholder(var.dtype, shape=var.shape, name=f"restore_{i}")
@@ -94,18 +100,40 @@ class Saver:
             self._restore_op = control.group(*assigns, name="restore_all")
 
     @property
+    def saver_def(self):
+        """TF's ``SaverDef`` of this Saver, naming the saver subgraph a MetaGraph holds."""
+        return saver_def_for(self._scope or "save", self._max_to_keep or 0,
+                             self._keep_period / 3600.0, self._sharded)
+
+    def as_saver_def(self):
+        return self.saver_def
+
+    def export_meta_graph(self, filename: Optional[str] = None, collection_list=None,
+                          as_text: bool = False, clear_devices: bool = False):
+        """The graph as a MetaGraphDef with this Saver's ``SaverDef`` (written to
+        ``filename`` if given)."""
+        return export_meta_graph(filename, collection_list=collection_list, as_text=as_text,
+                                 clear_devices=clear_devices, saver=self)
+
+    @property
     def last_checkpoints(self) -> list[str]:
         """The checkpoints this Saver has kept, oldest first."""
         return [path for path, _ in self._last_checkpoints]
 
     def save(self, sess, save_path: str, global_step=None, latest_filename: Optional[str] = None,
-             *, write_state: bool = True) -> Optional[str]:
+             meta_graph_suffix: str = "meta", write_meta_graph: bool = True,
+             write_state: bool = True, strip_default_attrs: bool = False,
+             save_debug_info: bool = False) -> Optional[str]:
         """Writes the variables' values in ``sess``; returns the checkpoint prefix.
 
         With ``global_step`` (an int, or a tensor/variable evaluated in ``sess``) the
-        prefix is ``save_path-<step>``. Older checkpoints beyond ``max_to_keep`` are
-        deleted and the ``checkpoint`` state file is updated.
+        prefix is ``save_path-<step>``. The graph goes to ``<prefix>.meta`` (TF's
+        MetaGraphDef) unless ``write_meta_graph`` is False. Older checkpoints beyond
+        ``max_to_keep`` are deleted and the ``checkpoint`` state file is updated.
+        ``strip_default_attrs`` and ``save_debug_info`` must stay False.
         """
+        if strip_default_attrs or save_debug_info:
+            raise ValueError("strip_default_attrs and save_debug_info are not supported")
         if not self._variables:
             return None
         prefix = self._prefix(sess, save_path, global_step)
@@ -114,6 +142,8 @@ class Saver:
             os.makedirs(os.path.dirname(prefix), exist_ok=True)  # as TF's SaveV2 does
         write_bundle(prefix, {key: np.asarray(value)
                               for key, value in zip(self._variables, values, strict=True)})
+        if write_meta_graph:
+            self.export_meta_graph(f"{prefix}.{meta_graph_suffix}")
         self._remember(prefix)
         if write_state:
             _write_state(os.path.dirname(prefix), latest_filename, self.last_checkpoints)
@@ -182,6 +212,63 @@ class Saver:
                 self._next_keep_time += self._keep_period
                 continue
             _delete_checkpoint(oldest)
+
+
+def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_def=None,
+                      saver_def=None, collection_list=None, as_text: bool = False,
+                      graph=None, export_scope: Optional[str] = None,
+                      clear_devices: bool = False, clear_extraneous_savers: bool = False,
+                      strip_default_attrs: bool = False, save_debug_info: bool = False,
+                      *, saver: Optional["Saver"] = None):
+    """The graph as TF's ``MetaGraphDef`` (written to ``filename`` if given).
+
+    With a Saver (``saver``, or the last Saver made in the graph), its ops are written as
+    TF's saver subgraph and its ``SaverDef`` is included, so TF's ``import_meta_graph``
+    gets a working Saver. ``export_scope``, ``strip_default_attrs`` and
+    ``save_debug_info`` are not supported (ValueError).
+    """
+    if export_scope or strip_default_attrs or save_debug_info:
+        raise ValueError("export_meta_graph: export_scope, strip_default_attrs and "
+                         "save_debug_info are not supported")
+    del clear_extraneous_savers  # only one Saver's subgraph is ever written
+    if graph is None:
+        graph = next(iter(saver._variables.values())).graph if saver and saver._variables \
+            else get_default_graph()
+    if saver is None:
+        savers = graph.get_collection(GraphKeys.SAVERS)
+        saver = savers[-1] if savers else None
+    meta = build_meta_graph_def(
+        graph, saver_scope=saver._scope if saver else None,
+        saver_def=saver_def or (saver.saver_def if saver else None),
+        saver_variables=saver._variables if saver else None,
+        collection_list=collection_list, clear_devices=clear_devices, graph_def=graph_def)
+    if meta_info_def is not None:
+        meta.meta_info_def.CopyFrom(meta_info_def)
+    if filename:
+        write_proto(meta, filename, as_text)
+    return meta
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
+                      import_scope: Optional[str] = None, input_map=None,
+                      **kwargs) -> Optional["Saver"]:
+    """Imports a MetaGraph (a ``.meta`` file of TF or gradflow, or the proto) into the
+    default graph with its collections; returns a Saver over its variables (None when
+    it has none). Further keyword arguments are refused (ValueError)."""
+    if kwargs:
+        raise ValueError(f"import_meta_graph: arguments {sorted(kwargs)} are not supported")
+    meta = meta_graph_or_file if not isinstance(meta_graph_or_file, str) \
+        else read_meta_graph_def(meta_graph_or_file)
+    graph = get_default_graph()
+    variables = import_meta_graph_def(meta, graph, import_scope, clear_devices, input_map)
+    if not variables:
+        return None
+    saver_def = meta.saver_def if meta.HasField("saver_def") else None
+    keep = saver_def.max_to_keep if saver_def else 5
+    hours = saver_def.keep_checkpoint_every_n_hours if saver_def else 10000.0
+    prefix = f"{import_scope}/" if import_scope else ""
+    return Saver({v.op.name[len(prefix):]: v for v in variables}, max_to_keep=keep,
+                 keep_checkpoint_every_n_hours=hours or 10000.0)
 
 
 def _named_variables(var_list) -> dict[str, Variable]:

@@ -152,7 +152,7 @@ def test_max_to_keep_removes_every_file_of_old_checkpoints(tmp_path):
             for step in range(3):
                 saver.save(sess, str(tmp_path / "m"), global_step=step)
     assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m-2.data-00000-of-00001",
-                                            "m-2.index"]
+                                            "m-2.index", "m-2.meta"]
 
 
 TF_SCRIPT = """

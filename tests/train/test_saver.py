@@ -54,7 +54,8 @@ def test_state_file_latest_checkpoint_and_max_to_keep(model, tmp_path):
         paths = [saver.save(sess, str(tmp_path / "m"), global_step=i) for i in range(4)]
     assert saver.last_checkpoints == paths[2:]
     assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m-2.data-00000-of-00001", "m-2.index",
-                                          "m-3.data-00000-of-00001", "m-3.index"]
+                                          "m-2.meta", "m-3.data-00000-of-00001", "m-3.index",
+                                          "m-3.meta"]
     assert gf.train.latest_checkpoint(str(tmp_path)) == paths[-1]
     state = gf.train.get_checkpoint_state(str(tmp_path))
     assert state.all_model_checkpoint_paths == paths[2:]
