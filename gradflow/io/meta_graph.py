@@ -37,6 +37,10 @@ __all__ = ["build_meta_graph_def", "read_meta_graph_def", "import_meta_graph_def
 logger = logging.getLogger("gradflow")
 
 MAX_META_GRAPH_BYTES = 1 << 31  # protobuf's own limit on one message
+# TF's checkpoint op types: a Saver's ops in a TF graph, replaced by gradflow's Saver.
+_SAVER_OP_TYPES = frozenset({"SaveV2", "RestoreV2", "MergeV2Checkpoints", "Save", "Restore",
+                             "SaveSlices", "RestoreSlice", "ShardedFilename",
+                             "ShardedFilespec", "StringJoin"})
 _VARIABLE_COLLECTIONS = frozenset({
     GraphKeys.GLOBAL_VARIABLES, GraphKeys.LOCAL_VARIABLES, GraphKeys.MODEL_VARIABLES,
     GraphKeys.TRAINABLE_VARIABLES, GraphKeys.MOVING_AVERAGE_VARIABLES, GraphKeys.GLOBAL_STEP,
@@ -226,11 +230,12 @@ def import_meta_graph_def(meta: meta_graph_pb2.MetaGraphDef, graph: Graph,
     prefix = None
     if meta.HasField("saver_def") and "/" in meta.saver_def.restore_op_name:
         prefix = meta.saver_def.restore_op_name.rsplit("/", 1)[0] + "/"
+    dropped = _saver_subgraphs(meta.graph_def, prefix)
     graph_def = graph_pb2.GraphDef()
     graph_def.versions.CopyFrom(meta.graph_def.versions)
     graph_def.library.CopyFrom(meta.graph_def.library)
     for node in meta.graph_def.node:
-        if prefix and node.name.startswith(prefix):
+        if node.name in dropped:
             continue
         copy = graph_def.node.add()
         copy.CopyFrom(node)
@@ -238,11 +243,27 @@ def import_meta_graph_def(meta: meta_graph_pb2.MetaGraphDef, graph: Graph,
             copy.device = ""
     with graph.atomic(), graph.as_default():
         import_graph_def(graph_def, input_map=input_map, name=import_scope or "")
-        return _restore_collections(meta, graph, import_scope, prefix)
+        return _restore_collections(meta, graph, import_scope, dropped)
+
+
+def _saver_subgraphs(graph_def, prefix: Optional[str]) -> set:
+    """The nodes of TF savers: the ``SaverDef``'s scope, nodes of TF's checkpoint op
+    types (a graph may hold several savers) and everything that depends on them."""
+    dropped = {node.name for node in graph_def.node
+               if (prefix and node.name.startswith(prefix)) or node.op in _SAVER_OP_TYPES}
+    changed = True
+    while changed:
+        changed = False
+        for node in graph_def.node:
+            if node.name not in dropped and any(
+                    entry.lstrip("^").split(":")[0] in dropped for entry in node.input):
+                dropped.add(node.name)
+                changed = True
+    return dropped
 
 
 def _restore_collections(meta, graph: Graph, import_scope: Optional[str],
-                         saver_prefix: Optional[str]) -> list[Variable]:
+                         dropped: set) -> list[Variable]:
     def scoped(name: str) -> str:
         return f"{import_scope}/{name}" if import_scope else name
 
@@ -260,7 +281,7 @@ def _restore_collections(meta, graph: Graph, import_scope: Optional[str],
                 graph.add_to_collection(key, variables[name])
         elif kind == "node_list":
             for name in collection.node_list.value:
-                if saver_prefix and name.startswith(saver_prefix):
+                if name.split(":")[0] in dropped:
                     continue
                 graph.add_to_collection(key, graph.as_graph_element(scoped(name)))
         elif kind is not None:
