@@ -91,8 +91,32 @@ def _python_scalar(kind: str, value):
             return TensorShape(None)
         return TensorShape([None if d.size < 0 else d.size for d in value.dim])
     if kind == "tensor":
-        return make_ndarray(value)
+        return _checked_ndarray(value)
     return value  # i, f, b: Python int, float, bool already
+
+
+# A constant stored as one repeated value may expand to at most this many elements.
+MAX_FILLED_ELEMENTS = 1 << 24
+
+
+def _checked_ndarray(proto) -> np.ndarray:
+    """The array of a ``TensorProto``, its shape checked against its data first, so a
+    hostile proto cannot make it allocate more than it holds."""
+    dims = [d.size for d in proto.tensor_shape.dim]
+    if any(d < 0 for d in dims):
+        raise ValueError(f"tensor shape {dims} has a negative size")
+    count = 1
+    for d in dims:
+        count *= d
+    itemsize = np.dtype(dtype_from_enum(proto.dtype).as_numpy_dtype).itemsize \
+        if proto.dtype != 7 else 0  # DT_STRING
+    if proto.tensor_content and len(proto.tensor_content) != count * itemsize:
+        raise ValueError(f"tensor of shape {dims} holds {len(proto.tensor_content)} bytes, "
+                         f"not {count * itemsize}")
+    if not proto.tensor_content and count > MAX_FILLED_ELEMENTS:
+        raise ValueError(f"tensor of shape {dims} ({count} elements) is larger than "
+                         f"{MAX_FILLED_ELEMENTS} elements written as repeated values")
+    return make_ndarray(proto)
 
 
 def python_value(value: attr_value_pb2.AttrValue, where: str):

@@ -17,6 +17,7 @@ import contextlib
 import inspect
 from typing import Optional
 
+from google.protobuf import message
 from tensorboard.compat.proto import attr_value_pb2, graph_pb2
 
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
@@ -34,6 +35,9 @@ _GRADFLOW_DEFAULTS = {"Softmax": {"axis": -1}, "LogSoftmax": {"axis": -1},
 # TF op types gradflow builds from several of its own ops: one ``Shape`` per input of
 # ``ShapeN`` (TF's gradients of Conv2D use it).
 _EXPANDED = {"ShapeN": "Shape"}
+# The AttrValue field holding each kind of TF attr.
+_ATTR_FIELDS = {"type": "type", "int": "i", "string": "s", "bool": "b", "float": "f",
+                "shape": "shape", "tensor": "tensor", "func": "func"}
 # Attrs TF writes that describe the GraphDef, not the op.
 _DROPPED_ATTRS = frozenset({"_output_shapes"})
 
@@ -172,6 +176,7 @@ def _checked(graph_def) -> dict:
             raise ValueError(f"Duplicate node name in graph: '{node.name}'")
         nodes[node.name] = node
     for node in graph_def.node:
+        _check_interface(node)
         if node.op in _EXPANDED:
             continue
         op_type = _gradflow_type(node, nodes)
@@ -188,6 +193,30 @@ def _checked(graph_def) -> dict:
                              f"{missing} that a GraphDef does not carry, so it cannot be "
                              "imported")
     return nodes
+
+
+def _check_interface(node) -> None:
+    """TF's checks of a node against its op: required attrs present, input count right."""
+    spec = TF_OP_DEFS.get(node.op)
+    if spec is None:
+        return
+    attrs, args, _ = spec
+    for name, (kind, default) in attrs.items():
+        if default is None and name not in node.attr:
+            raise ValueError(f"Node '{node.name}': NodeDef missing attr '{name}' required by "
+                             f"op type '{node.op}'")
+        if name in node.attr:
+            field = node.attr[name].WhichOneof("value")
+            expected = "list" if kind.startswith("list(") else _ATTR_FIELDS.get(kind, field)
+            if field != expected:
+                raise ValueError(f"Node '{node.name}': attr '{name}' holds a {field} value "
+                                 f"where op type '{node.op}' expects {kind}")
+    singles = sum(1 for _, number, kinds in args if not number and not kinds)
+    lists = len(args) - singles
+    count = _num_inputs(node)
+    if count < singles + lists or (not lists and count != singles):
+        raise ValueError(f"Node '{node.name}': op type '{node.op}' takes {len(args)} "
+                         f"input arg(s), the node has {count} input(s)")
 
 
 def _num_inputs(node) -> int:
@@ -230,7 +259,10 @@ def import_graph_def(graph_def, input_map: Optional[dict] = None,
         raise ValueError("op_dict is deprecated and must be None")
     del producer_op_list  # the attr defaults it would restore are filled from TF_OP_DEFS
     if isinstance(graph_def, bytes):
-        graph_def = graph_pb2.GraphDef.FromString(graph_def)
+        try:
+            graph_def = graph_pb2.GraphDef.FromString(graph_def)
+        except message.DecodeError as err:
+            raise ValueError(f"graph_def bytes are not a GraphDef: {err}") from None
     if not isinstance(graph_def, graph_pb2.GraphDef):
         raise TypeError(f"graph_def must be a GraphDef proto, got {type(graph_def).__name__}")
     inputs = _normalized_input_map(input_map)
@@ -273,7 +305,8 @@ def _create_ops(graph: Graph, order: list, nodes: dict, inputs: dict, name: str)
         try:
             with graph.device(node.device) if node.device else contextlib.nullcontext():
                 ops = _node_ops(graph, node, op_type, data, scope, full_name)
-        except (TypeError, ValueError) as err:
+        except (TypeError, ValueError, KeyError, IndexError) as err:
+            # a shape function's complaint about this node's attrs or inputs
             raise ValueError(f"Node '{node.name}' ({node.op}): {err}") from None
         if controls:
             for op in ops:

@@ -85,13 +85,17 @@ def test_bad_graph_defs_raise_clear_errors_and_change_nothing():
         with pytest.raises(TypeError, match="GraphDef"):
             gf.import_graph_def("not a graph def")
         random = gf.GraphDef()
-        text_format.Parse('node { name: "r" op: "RandomUniform" input: "s" } '
+        text_format.Parse('node { name: "r" op: "RandomUniform" input: "s" '
+                          'attr { key: "T" value { type: DT_INT32 } } '
+                          'attr { key: "dtype" value { type: DT_FLOAT } } } '
                           'node { name: "s" op: "Const" }', random)
         with pytest.raises(ValueError, match="Node 'r': op type 'RandomUniform' needs"):
             gf.import_graph_def(random)
         loop = gf.GraphDef()
-        text_format.Parse('node { name: "a" op: "Identity" input: "b" } '
-                          'node { name: "b" op: "Identity" input: "a" }', loop)
+        text_format.Parse('node { name: "a" op: "Identity" input: "b" '
+                          'attr { key: "T" value { type: DT_FLOAT } } } '
+                          'node { name: "b" op: "Identity" input: "a" '
+                          'attr { key: "T" value { type: DT_FLOAT } } }', loop)
         with pytest.raises(ValueError, match="cycle"):
             gf.import_graph_def(loop)
         assert _snapshot(graph) == snapshot

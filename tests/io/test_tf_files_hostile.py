@@ -117,3 +117,98 @@ def test_a_failed_restore_changes_no_variable(copy):
             with pytest.raises(errors.DataLossError, match="past the end"):
                 gf.train.Saver().restore(sess, str(copy / "m"))
             np.testing.assert_array_equal(sess.run(v), np.ones(4))
+
+
+# ----------------------------------------------------- GraphDef, MetaGraph, SavedModel
+GRAPH_ERRORS = (ValueError, TypeError, errors.NotFoundError, errors.DataLossError)
+
+
+def _snapshot(graph):
+    return [op.name for op in graph.get_operations()], \
+        {key: list(graph.get_collection(key)) for key in graph.get_all_collection_keys()}
+
+
+def _cleanly(load) -> None:
+    """Runs ``load`` in a fresh graph: it succeeds, or raises a documented error leaving
+    the graph as it was; memory stays bounded."""
+    with gf.Graph().as_default() as graph:
+        before = _snapshot(graph)
+        tracemalloc.start()
+        try:
+            try:
+                load()
+            except GRAPH_ERRORS:
+                assert _snapshot(graph) == before
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 64 << 20
+
+
+def test_fuzz_graph_def_bytes():
+    frozen = (FIXTURES / "files" / "frozen.pb").read_bytes()
+
+    @FUZZ
+    @given(byte_edits(frozen))
+    def check(data):
+        _cleanly(lambda: gf.import_graph_def(data))
+    check()
+
+
+@st.composite
+def node_edits(draw):
+    """The frozen GraphDef with one node's type, input or attr replaced."""
+    graph_def = gf.GraphDef.FromString((FIXTURES / "files" / "frozen.pb").read_bytes())
+    node = graph_def.node[draw(st.integers(0, len(graph_def.node) - 1))]
+    kind = draw(st.sampled_from(["op", "input", "attr", "shape"]))
+    if kind == "op":
+        node.op = draw(st.sampled_from(["Relu", "MatMul", "Const", "Nope", "ShapeN",
+                                        "Placeholder", "Identity", "ConcatV2"]))
+    elif kind == "input":
+        node.input.append(draw(st.sampled_from(["x", "x:7", "^probs", "probs", "nope:0"])))
+    elif kind == "attr":
+        name = draw(st.sampled_from(["T", "dtype", "strides", "padding", "value", "ksize"]))
+        node.attr[name].i = draw(st.integers(-2, 1 << 40))
+    else:
+        node.attr["value"].tensor.dtype = 1
+        node.attr["value"].tensor.tensor_shape.dim.add().size = draw(
+            st.sampled_from([-1, 1 << 40, 3]))
+    return graph_def
+
+
+def test_fuzz_graph_def_nodes():
+    @FUZZ
+    @given(node_edits())
+    def check(graph_def):
+        _cleanly(lambda: gf.import_graph_def(graph_def))
+    check()
+
+
+def test_fuzz_meta_graph_bytes(tmp_path):
+    meta = (FIXTURES / "files" / "model.ckpt.meta").read_bytes()
+
+    @settings(FUZZ, max_examples=max(10, FUZZ.max_examples // 3))
+    @given(byte_edits(meta))
+    def check(data):
+        (tmp_path / "m.meta").write_bytes(data)
+        _cleanly(lambda: gf.train.import_meta_graph(str(tmp_path / "m.meta")))
+    check()
+
+
+def test_fuzz_saved_model_bytes(tmp_path):
+    shutil.copytree(FIXTURES / "files" / "saved_model", tmp_path / "m")
+    data = (tmp_path / "m" / "saved_model.pb").read_bytes()
+
+    @settings(FUZZ, max_examples=max(10, FUZZ.max_examples // 3))
+    @given(byte_edits(data))
+    def check(mutated):
+        (tmp_path / "m" / "saved_model.pb").write_bytes(mutated)
+
+        def load():
+            with gf.Session() as sess:
+                try:
+                    gf.saved_model.loader.load(sess, ["serve"], str(tmp_path / "m"))
+                except RuntimeError as err:  # no MetaGraph with these tags: TF's type
+                    assert "could not be found" in str(err)
+        _cleanly(load)
+    check()
