@@ -72,11 +72,13 @@ def _missing_attrs(op_type: str, num_inputs: int, attrs) -> list[str]:
 
 def importable_op_types() -> list[str]:
     """The TF op types an imported GraphDef may contain: those gradflow also defines and
-    whose kernels need no state a GraphDef cannot carry (random streams, loop records),
-    and those it expands into its own ops."""
+    whose kernels need no state a GraphDef cannot carry (random streams, loop records)
+    and no function-valued attrs, and those it expands into its own ops."""
     result = list(_EXPANDED)
     for op_type in sorted(set(TF_OP_DEFS) & set(registered_op_types())):
         spec = TF_OP_DEFS[op_type]
+        if any(kind in ("func", "list(func)") for kind, _ in spec[0].values()):
+            continue  # function-valued attrs are refused on import
         singles = sum(1 for _, number, kinds in spec[1] if not number and not kinds)
         if not _missing_attrs(op_type, singles, spec[0]):
             result.append(op_type)
