@@ -156,6 +156,7 @@ def test_max_to_keep_removes_every_file_of_old_checkpoints(tmp_path):
 
 
 TF_SCRIPT = """
+import sys
 import numpy as np
 import tensorflow as tf
 tf1 = tf.compat.v1
