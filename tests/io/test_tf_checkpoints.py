@@ -195,3 +195,37 @@ def test_tf_restores_what_gradflow_writes(tmp_path):
     if done.returncode != 0 and "No module named 'tensorflow'" in done.stderr:
         pytest.skip("TensorFlow is not installed")
     assert done.returncode == 0 and "TF-OK" in done.stdout, done.stderr[-2000:]
+
+
+def test_init_from_checkpoint_maps_scopes_and_names():
+    arrays = load_arrays("tf_files")
+    with gf.Graph().as_default() as graph:
+        with gf.variable_scope("net"):
+            kernel = gf.get_variable("conv/kernel", [3, 3, 1, 4])
+            bias = gf.get_variable("conv/bias", [4])
+        other = gf.get_variable("other", [3])
+        untouched = gf.get_variable("untouched", [2], initializer=gf.ones_initializer())
+        gf.train.init_from_checkpoint(str(FILES), {"conv/": "net/conv/", "dense/bias": other})
+        assert graph.get_operation_by_name("net/conv/kernel/checkpoint_initializer")
+        assert kernel.initializer.name.startswith("net/conv/kernel/Assign")
+        with gf.Session() as sess:
+            sess.run(gf.global_variables_initializer())
+            for var, key in [(kernel, "conv/kernel"), (bias, "conv/bias"),
+                             (other, "dense/bias")]:
+                np.testing.assert_array_equal(sess.run(var), arrays["var/" + key])
+            np.testing.assert_array_equal(sess.run(untouched), np.ones(2))
+
+
+def test_init_from_checkpoint_errors_change_nothing():
+    with gf.Graph().as_default() as graph:
+        v = gf.get_variable("v", [5])
+        before = [op.name for op in graph.get_operations()]
+        with pytest.raises(ValueError, match="Tensor nope is not found"):
+            gf.train.init_from_checkpoint(str(FILES), {"nope": v})
+        with pytest.raises(ValueError, match=r"Shape of variable v \(\(5,\)\)|Shape of "
+                                             r"variable v"):
+            gf.train.init_from_checkpoint(str(FILES), {"conv/bias": "v"})
+        with pytest.raises(ValueError, match="Variable missing is not found"):
+            gf.train.init_from_checkpoint(str(FILES), {"conv/bias": "missing"})
+        assert [op.name for op in graph.get_operations()] == before
+        assert v.initializer.name == "v/Assign"
