@@ -10,8 +10,9 @@ out. ``add_shapes`` adds TF's ``_output_shapes``.
 
 For an op type TF also has (``tf_op_defs.TF_OP_DEFS``) the node is what TF expects: only
 TF's attrs (and internal ``_``-prefixed ones such as ``_class``), with TF's type attrs
-(``T``, ``Tidx``, ``Tshape``...) and list lengths (``N``) taken from the tensors, so TF
-imports it; a variable's ``read`` (gradflow's ``ReadVariableOp``) is TF's ``Identity``.
+(``T``, ``Tidx``, ``Tshape``...) and list lengths (``N``) taken from the tensors and TF's
+defaults for the rest, so TF imports it and the node matches TF's own; a variable's
+``read`` (gradflow's ``ReadVariableOp``) is TF's ``Identity``.
 Other ops keep every encodable attr and get ``T`` from their first input.
 """
 from __future__ import annotations
@@ -193,6 +194,9 @@ def node_def(op: Operation, add_shapes: bool = False) -> node_def_pb2.NodeDef:
     if spec is not None:
         _fill_type_attrs(node, spec[1], list(op.inputs), spec[0])
         _fill_type_attrs(node, spec[2], list(op.outputs), spec[0])
+        for name, (_, default) in spec[0].items():
+            if default is not None and name not in node.attr:
+                node.attr[name].ParseFromString(default)  # TF writes its defaults too
     elif op.inputs and "T" not in node.attr:
         node.attr["T"].CopyFrom(attr_value(op.inputs[0].dtype))
     if add_shapes and op.outputs:

@@ -244,3 +244,22 @@ def test_tf_imports_and_runs_gradflows_graph_def(tmp_path):
     if done.returncode != 0 and "No module named 'tensorflow'" in done.stderr:
         pytest.skip("TensorFlow is not installed")
     assert done.returncode == 0 and "TF-OK" in done.stdout, done.stderr[-3000:]
+
+
+def test_frozen_node_defs_match_tfs_attr_for_attr():
+    """The same CNN frozen by gradflow and by TF: per op type the same attrs and values
+    (TF's defaults included) and the same number of inputs."""
+    with gf.Graph().as_default() as graph:
+        _gradflow_cnn()
+        with gf.Session() as sess:
+            sess.run(gf.global_variables_initializer())
+            mine = gf.graph_util.convert_variables_to_constants(
+                sess, graph.as_graph_def(), ["probs"])
+    ours = {node.op: node for node in mine.node}
+    for theirs in _frozen().node:
+        node = ours[theirs.op]
+        assert sorted(node.attr) == sorted(set(theirs.attr) - {"_output_shapes"}), theirs.op
+        assert len(node.input) == len(theirs.input), theirs.op
+        if theirs.op not in ("Const", "Placeholder"):
+            for name in set(theirs.attr) - {"_class", "_output_shapes"}:
+                assert node.attr[name] == theirs.attr[name], (theirs.op, name)
