@@ -81,6 +81,8 @@ from gradflow.ops.logging_ops import *  # noqa: F401,F403,E402
 from gradflow.ops.script_ops import *  # noqa: F401,F403,E402
 from gradflow import app, compat, flags, gfile, io, logging, summary  # noqa: F401,E402
 from gradflow.io import graph_def as _graph_def  # noqa: F401,E402
+from gradflow.io.graph_import import import_graph_def  # noqa: F401,E402
+from gradflow import graph_util, saved_model  # noqa: F401,E402
 from gradflow.io.protos import *  # noqa: F401,F403,E402
 from gradflow import debugging  # noqa: F401,E402
 from gradflow.summary import Event, SessionLog, Summary  # noqa: F401,E402

@@ -18,7 +18,7 @@ def test_demo_trains_and_writes_its_pictures(tmp_path, capsys):
     assert "[##############################] 20/20 loss " in out
     assert "Test accuracy: " in out
     for name in ("graph.dot", "graph.json", "graph.npz", "loss.svg",
-                 os.path.join("checkpoints", "model-20.npz")):
+                 os.path.join("checkpoints", "model-20.index")):
         assert (tmp_path / name).is_file(), name
     assert (tmp_path / "graph.dot").read_text().startswith("digraph gradflow {")
     assert "<polyline" in (tmp_path / "loss.svg").read_text()

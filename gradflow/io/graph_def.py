@@ -1,12 +1,19 @@
-"""A gradflow graph as TensorFlow's ``GraphDef`` protocol buffer (``Graph.as_graph_def``).
+"""A gradflow graph as TensorFlow's ``GraphDef`` protocol buffer (``Graph.as_graph_def``),
+and the ``NodeDef`` attr codec used both ways (:mod:`gradflow.io.graph_import` reads).
 
 One ``NodeDef`` per op: its name (scopes as ``/``-separated prefixes, which TensorBoard
 collapses into boxes), TF's op type, inputs as ``op`` / ``op:i`` / ``^op`` for control
 inputs, its device and its attrs. Attr values are encoded by kind, not by op: Python
 bools, ints, floats and strings, dtypes, shapes, arrays (as ``TensorProto``) and lists of
 those; attrs holding Python objects that a GraphDef cannot carry (callables) are left
-out. ``T`` (the first input's dtype) is added where an op has inputs and no ``T`` of its
-own, and ``add_shapes`` adds TF's ``_output_shapes``.
+out. ``add_shapes`` adds TF's ``_output_shapes``.
+
+For an op type TF also has (``tf_op_defs.TF_OP_DEFS``) the node is what TF expects: only
+TF's attrs (and internal ``_``-prefixed ones such as ``_class``), with TF's type attrs
+(``T``, ``Tidx``, ``Tshape``...) and list lengths (``N``) taken from the tensors and TF's
+defaults for the rest, so TF imports it and the node matches TF's own; a variable's
+``read`` (gradflow's ``ReadVariableOp``) is TF's ``Identity``.
+Other ops keep every encodable attr and get ``T`` from their first input.
 """
 from __future__ import annotations
 
@@ -20,10 +27,13 @@ from tensorboard.compat.proto import attr_value_pb2, graph_pb2, node_def_pb2, ve
 
 from gradflow.framework import dtypes
 from gradflow.framework.graph import Graph, Operation, register_graph_def_converter
-from gradflow.framework.tensor_proto import datatype_enum, make_tensor_proto, shape_proto
+from gradflow.framework.tensor_proto import (
+    datatype_enum, dtype_from_enum, make_ndarray, make_tensor_proto, shape_proto)
 from gradflow.framework.tensor_shape import TensorShape
+from gradflow.io.tf_op_defs import TF_OP_DEFS
 
-__all__ = ["graph_to_graph_def", "attr_value", "node_def", "write_graph"]
+__all__ = ["graph_to_graph_def", "attr_value", "python_value", "tf_op_type", "node_def",
+           "write_graph"]
 
 # The GraphDef version TF 2.21 writes; TensorBoard only reads it.
 _PRODUCER = 1994
@@ -69,6 +79,101 @@ def attr_value(value) -> Optional[attr_value_pb2.AttrValue]:
     return result
 
 
+_LIST_FIELDS = ("s", "i", "f", "b", "type", "shape", "tensor")
+
+
+def _python_scalar(kind: str, value):
+    if kind == "s":
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value
+    if kind == "type":
+        return dtype_from_enum(value)
+    if kind == "shape":
+        if value.unknown_rank:
+            return TensorShape(None)
+        return TensorShape([None if d.size < 0 else d.size for d in value.dim])
+    if kind == "tensor":
+        return _checked_ndarray(value)
+    return value  # i, f, b: Python int, float, bool already
+
+
+# A constant stored as one repeated value may expand to at most this many elements.
+MAX_FILLED_ELEMENTS = 1 << 24
+
+
+def _checked_ndarray(proto) -> np.ndarray:
+    """The array of a ``TensorProto``, its shape checked against its data first, so a
+    hostile proto cannot make it allocate more than it holds."""
+    dims = [d.size for d in proto.tensor_shape.dim]
+    if any(d < 0 for d in dims):
+        raise ValueError(f"tensor shape {dims} has a negative size")
+    count = 1
+    for d in dims:
+        count *= d
+    itemsize = np.dtype(dtype_from_enum(proto.dtype).as_numpy_dtype).itemsize \
+        if proto.dtype != 7 else 0  # DT_STRING
+    if proto.tensor_content and len(proto.tensor_content) != count * itemsize:
+        raise ValueError(f"tensor of shape {dims} holds {len(proto.tensor_content)} bytes, "
+                         f"not {count * itemsize}")
+    if not proto.tensor_content and count > MAX_FILLED_ELEMENTS:
+        raise ValueError(f"tensor of shape {dims} ({count} elements) is larger than "
+                         f"{MAX_FILLED_ELEMENTS} elements written as repeated values")
+    return make_ndarray(proto)
+
+
+def python_value(value: attr_value_pb2.AttrValue, where: str):
+    """The gradflow attr value of an ``AttrValue`` (the inverse of :func:`attr_value`).
+
+    Raises ValueError naming ``where`` for kinds gradflow cannot hold (functions,
+    placeholders)."""
+    kind = value.WhichOneof("value")
+    if kind == "list":
+        for field in _LIST_FIELDS:
+            items = getattr(value.list, field)
+            if len(items):
+                return [_python_scalar(field, item) for item in items]
+        if len(value.list.func):
+            raise ValueError(f"{where}: function-valued attrs are not supported")
+        return []
+    if kind in ("func", "placeholder"):
+        raise ValueError(f"{where}: {kind}-valued attrs are not supported")
+    if kind is None:
+        return []
+    return _python_scalar(kind, getattr(value, kind))
+
+
+def tf_op_type(op: Operation) -> str:
+    """The op type TF calls ``op``: a variable's read is an ``Identity``."""
+    return "Identity" if op.type == "ReadVariableOp" else op.type
+
+
+def _arg_sizes(args: list, count: int) -> list[int]:
+    """How many tensors each op-def arg takes when the op has ``count`` of them (at most
+    one list arg takes what the single ones leave)."""
+    singles = sum(1 for _, number, type_list in args if not number and not type_list)
+    return [1 if not number and not type_list else count - singles
+            for _, number, type_list in args]
+
+
+def _fill_type_attrs(node: node_def_pb2.NodeDef, args: list, tensors: list, attrs: dict) -> None:
+    """Sets TF's type, list-length and type-list attrs from the tensors of ``args``."""
+    sizes = _arg_sizes(args, len(tensors))
+    if any(size < 0 for size in sizes):
+        return
+    start = 0
+    for (type_attr, number_attr, type_list_attr), size in zip(args, sizes, strict=True):
+        group = tensors[start:start + size]
+        start += size
+        if type_attr and group and type_attr not in node.attr and type_attr in attrs:
+            node.attr[type_attr].CopyFrom(attr_value(group[0].dtype))
+        if number_attr and number_attr not in node.attr:
+            node.attr[number_attr].i = size
+        if type_list_attr and type_list_attr not in node.attr:
+            node.attr[type_list_attr].CopyFrom(attr_value([t.dtype for t in group]))
+
+
 def _input_name(tensor) -> str:
     op_name = tensor.op.name
     return op_name if tensor.value_index == 0 else f"{op_name}:{tensor.value_index}"
@@ -76,14 +181,26 @@ def _input_name(tensor) -> str:
 
 def node_def(op: Operation, add_shapes: bool = False) -> node_def_pb2.NodeDef:
     """The ``NodeDef`` of one op."""
-    node = node_def_pb2.NodeDef(name=op.name, op=op.type, device=op.device)
+    op_type = tf_op_type(op)
+    node = node_def_pb2.NodeDef(name=op.name, op=op_type, device=op.device)
     node.input.extend(_input_name(t) for t in op.inputs)
     node.input.extend("^" + c.name for c in op.control_inputs)
+    spec = TF_OP_DEFS.get(op_type)
     for name, value in sorted(op.attrs.items()):
+        if spec is not None and name not in spec[0] and not name.startswith("_"):
+            continue  # gradflow's own attr, which TF's op does not declare
+        if op.type == "VariableV2" and name == "shared_name" and value == op.name:
+            value = ""  # TF's way to say "shared under its own name"
         encoded = attr_value(value)
         if encoded is not None:
             node.attr[name].CopyFrom(encoded)
-    if op.inputs and "T" not in node.attr:
+    if spec is not None:
+        _fill_type_attrs(node, spec[1], list(op.inputs), spec[0])
+        _fill_type_attrs(node, spec[2], list(op.outputs), spec[0])
+        for name, (_, default) in spec[0].items():
+            if default is not None and name not in node.attr:
+                node.attr[name].ParseFromString(default)  # TF writes its defaults too
+    elif op.inputs and "T" not in node.attr:
         node.attr["T"].CopyFrom(attr_value(op.inputs[0].dtype))
     if add_shapes and op.outputs:
         node.attr["_output_shapes"].CopyFrom(attr_value([t.shape for t in op.outputs]))

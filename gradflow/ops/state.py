@@ -347,6 +347,12 @@ class Variable:
     def initial_value(self) -> Tensor:
         return self._initial_value
 
+    def set_initializer(self, initializer, initial_value: Tensor) -> None:
+        """Makes ``initializer`` (an op assigning ``initial_value`` to this variable) its
+        initializer: the hook ``train.init_from_checkpoint`` uses."""
+        self._initializer_op = initializer
+        self._initial_value = initial_value
+
     @property
     def constraint(self):
         return self._constraint

@@ -103,7 +103,7 @@ def run_demo(config: DemoConfig, out: Optional[TextIO] = None) -> DemoResult:
                 tag="test_accuracy", simple_value=accuracy)]), config.steps)
             os.makedirs(config.output, exist_ok=True)
             files = [saver.save(sess, os.path.join(config.output, "checkpoints", "model"),
-                                global_step=config.steps) + ".npz", logdir]
+                                global_step=config.steps) + ".index", logdir]
     seconds = time.perf_counter() - start
     out.write(f"Test accuracy: {accuracy:.4f} ({round(accuracy * len(test_x))}/{len(test_x)}) "
               f"after {seconds:.1f} s\n")

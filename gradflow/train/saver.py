@@ -1,10 +1,13 @@
-"""Checkpoints: ``Saver`` writes variables to ``<prefix>.npz`` and restores them.
+"""Checkpoints: ``Saver`` writes variables in TF's V2 format and restores them.
 
-A checkpoint is one NPZ archive with one array per variable, keyed by its name in the
-checkpoint (the variable's op name, or the key of a ``var_list`` dict). Restoring never
-executes code (no pickle) and checks every name, shape and dtype before any variable
-changes. A text file ``checkpoint`` beside the checkpoints (TF1's format) names the
-latest ones; :func:`latest_checkpoint` reads it.
+A checkpoint is TF's tensor bundle (``<prefix>.index`` + ``<prefix>.data-00000-of-00001``,
+see :mod:`gradflow.io.tensor_bundle`) with one tensor per variable, keyed by its name in
+the checkpoint (the variable's op name, or the key of a ``var_list`` dict): TF 2.21
+restores it, and gradflow restores TF's. Checkpoints gradflow wrote before, one NPZ
+archive ``<prefix>.npz``, still restore. Restoring never executes code (no pickle) and
+checks every name, shape and dtype before any variable changes. A text file
+``checkpoint`` beside the checkpoints (TF1's format) names the latest ones;
+:func:`latest_checkpoint` reads it.
 """
 from __future__ import annotations
 
@@ -20,16 +23,22 @@ import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.graph import GraphKeys, Tensor, get_default_graph
+from gradflow.io.meta_graph import (
+    build_meta_graph_def, import_meta_graph_def, read_meta_graph_def, saver_def_for, write_proto)
+from gradflow.io.tensor_bundle import BundleReader, bundle_exists, write_bundle
 from gradflow.ops import array, control
 from gradflow.ops.state import Variable, assign
-from gradflow.tools.npz_io import NpzReader, atomic_write_text, write_npz
+from gradflow.tools.npz_io import NpzReader, atomic_write_text
 
-__all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
-           "CheckpointState"]
+__all__ = ["Saver", "export_meta_graph", "import_meta_graph", "latest_checkpoint",
+           "get_checkpoint_state", "checkpoint_exists", "CheckpointState", "CheckpointReader",
+           "NewCheckpointReader", "open_checkpoint"]
 
 logger = logging.getLogger("gradflow")
 
-_SUFFIX = ".npz"
+_SUFFIX = ".npz"  # gradflow's former checkpoint format, still restored
+# TF's ``SaverDef.CheckpointFormatVersion``: V1 (1) is TF's deprecated format.
+V1, V2 = 1, 2
 _STATE_FILE = "checkpoint"
 # A checkpoint may hold at most this much data (restoring never allocates more).
 MAX_CHECKPOINT_BYTES = 1 << 34
@@ -45,18 +54,23 @@ class Saver:
       var_list: Variables (saved under their op names) or a dict name -> Variable;
         default: all global variables.
       reshape: restore a value of another shape with the same number of elements.
-      sharded: accepted for TF1 compatibility; there is one device, so one file.
+      sharded: accepted for TF1 compatibility; there is one device, so one data shard.
       max_to_keep: how many recent checkpoints to keep (None or 0: all).
       keep_checkpoint_every_n_hours: also keep one checkpoint per this many hours.
       name: the name scope of the restore ops (default "save").
       allow_empty: with no variables, save and restore do nothing instead of raising.
       pad_step_number: write ``prefix-00000042`` instead of ``prefix-42``.
+      write_version: ``SaverDef.V2`` (2, the default); TF's deprecated V1 format raises
+        ValueError.
     """
 
     def __init__(self, var_list=None, reshape: bool = False, sharded: bool = False,
                  max_to_keep: Optional[int] = 5, keep_checkpoint_every_n_hours: float = 10000.0,
                  name: Optional[str] = None, *, allow_empty: bool = False,
-                 pad_step_number: bool = False):
+                 pad_step_number: bool = False, write_version: int = V2):
+        if write_version != V2:
+            raise ValueError(f"write_version={write_version!r}: gradflow writes only TF's V2 "
+                             "checkpoint format (saver_pb2.SaverDef.V2)")
         self._variables = _named_variables(var_list)
         if not self._variables and not allow_empty:
             raise ValueError("No variables to save")
@@ -68,13 +82,16 @@ class Saver:
         self._last_checkpoints: list[tuple[str, float]] = []
         self._feeds: dict[str, Tensor] = {}
         self._restore_op = None
+        self._scope = ""
+        self._sharded = sharded
         if self._variables:
             self._build_restore_ops(name or "save")
 
     def _build_restore_ops(self, name: str) -> None:
         """One placeholder + Assign per variable, built now so a finalized graph works."""
         graph = next(iter(self._variables.values())).graph
-        with graph.atomic(), graph.as_default(), graph.name_scope(name):
+        with graph.atomic(), graph.as_default(), graph.name_scope(name) as scope:
+            self._scope = scope.rstrip("/")
             assigns = []
             for i, (key, var) in enumerate(self._variables.items()):
                 value = array.placeholder(var.dtype, shape=var.shape, name=f"restore_{i}")
@@ -83,24 +100,50 @@ class Saver:
             self._restore_op = control.group(*assigns, name="restore_all")
 
     @property
+    def saver_def(self):
+        """TF's ``SaverDef`` of this Saver, naming the saver subgraph a MetaGraph holds."""
+        return saver_def_for(self._scope or "save", self._max_to_keep or 0,
+                             self._keep_period / 3600.0, self._sharded)
+
+    def as_saver_def(self):
+        return self.saver_def
+
+    def export_meta_graph(self, filename: Optional[str] = None, collection_list=None,
+                          as_text: bool = False, clear_devices: bool = False):
+        """The graph as a MetaGraphDef with this Saver's ``SaverDef`` (written to
+        ``filename`` if given)."""
+        return export_meta_graph(filename, collection_list=collection_list, as_text=as_text,
+                                 clear_devices=clear_devices, saver=self)
+
+    @property
     def last_checkpoints(self) -> list[str]:
         """The checkpoints this Saver has kept, oldest first."""
         return [path for path, _ in self._last_checkpoints]
 
     def save(self, sess, save_path: str, global_step=None, latest_filename: Optional[str] = None,
-             *, write_state: bool = True) -> Optional[str]:
+             meta_graph_suffix: str = "meta", write_meta_graph: bool = True,
+             write_state: bool = True, strip_default_attrs: bool = False,
+             save_debug_info: bool = False) -> Optional[str]:
         """Writes the variables' values in ``sess``; returns the checkpoint prefix.
 
         With ``global_step`` (an int, or a tensor/variable evaluated in ``sess``) the
-        prefix is ``save_path-<step>``. Older checkpoints beyond ``max_to_keep`` are
-        deleted and the ``checkpoint`` state file is updated.
+        prefix is ``save_path-<step>``. The graph goes to ``<prefix>.meta`` (TF's
+        MetaGraphDef) unless ``write_meta_graph`` is False. Older checkpoints beyond
+        ``max_to_keep`` are deleted and the ``checkpoint`` state file is updated.
+        ``strip_default_attrs`` and ``save_debug_info`` must stay False.
         """
+        if strip_default_attrs or save_debug_info:
+            raise ValueError("strip_default_attrs and save_debug_info are not supported")
         if not self._variables:
             return None
         prefix = self._prefix(sess, save_path, global_step)
         values = sess.run(list(self._variables.values()))
-        write_npz(prefix + _SUFFIX, {key: _storable(value)
-                                     for key, value in zip(self._variables, values)})
+        if os.path.dirname(prefix):
+            os.makedirs(os.path.dirname(prefix), exist_ok=True)  # as TF's SaveV2 does
+        write_bundle(prefix, {key: np.asarray(value)
+                              for key, value in zip(self._variables, values, strict=True)})
+        if write_meta_graph:
+            self.export_meta_graph(f"{prefix}.{meta_graph_suffix}")
         self._remember(prefix)
         if write_state:
             _write_state(os.path.dirname(prefix), latest_filename, self.last_checkpoints)
@@ -119,28 +162,20 @@ class Saver:
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
         if not self._variables:
             return
-        try:
-            reader = NpzReader(save_path + _SUFFIX, MAX_CHECKPOINT_BYTES)
-        except ValueError as err:
-            raise errors.DataLossError(None, None, f"Checkpoint {save_path} is malformed: "
-                                       f"{err}") from None
-        with reader:
+        with open_checkpoint(save_path) as reader:
             feeds = {self._feeds[key]: self._checked_value(reader, save_path, key, var)
                      for key, var in self._variables.items()}
         sess.run(self._restore_op, feed_dict=feeds)
 
-    def _checked_value(self, reader: NpzReader, save_path: str, key: str,
+    def _checked_value(self, reader: "CheckpointReader", save_path: str, key: str,
                        var: Variable) -> np.ndarray:
-        if key not in reader.keys:
+        if not reader.has_tensor(key):
             raise errors.NotFoundError(
                 None, None, f"Restoring from checkpoint failed: key {key!r} (variable "
                 f"{var.op.name}) not found in checkpoint {save_path}, which holds "
-                f"{sorted(reader.keys)}. The graph's variables differ from the ones saved.")
-        try:
-            value = reader.read(key, max_elements=var.shape.num_elements())  # before inflating
-        except ValueError as err:
-            raise errors.DataLossError(None, None, f"Checkpoint {save_path} is malformed: "
-                                       f"{err}") from None
+                f"{sorted(reader.keys())}. The graph's variables differ from the ones saved.")
+        # bounded by what the variable needs, checked before anything is inflated
+        value = reader.get_tensor(key, max_elements=var.shape.num_elements())
         value = _restored_dtype(value, var.dtype)
         if value.dtype != np.dtype(var.dtype.as_numpy_dtype):
             raise errors.InvalidArgumentError(
@@ -178,8 +213,64 @@ class Saver:
             if stamp > self._next_keep_time:
                 self._next_keep_time += self._keep_period
                 continue
-            if os.path.exists(oldest + _SUFFIX):
-                os.remove(oldest + _SUFFIX)
+            _delete_checkpoint(oldest)
+
+
+def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_def=None,
+                      saver_def=None, collection_list=None, as_text: bool = False,
+                      graph=None, export_scope: Optional[str] = None,
+                      clear_devices: bool = False, clear_extraneous_savers: bool = False,
+                      strip_default_attrs: bool = False, save_debug_info: bool = False,
+                      *, saver: Optional["Saver"] = None):
+    """The graph as TF's ``MetaGraphDef`` (written to ``filename`` if given).
+
+    With a Saver (``saver``, or the last Saver made in the graph), its ops are written as
+    TF's saver subgraph and its ``SaverDef`` is included, so TF's ``import_meta_graph``
+    gets a working Saver. ``export_scope``, ``strip_default_attrs`` and
+    ``save_debug_info`` are not supported (ValueError).
+    """
+    if export_scope or strip_default_attrs or save_debug_info:
+        raise ValueError("export_meta_graph: export_scope, strip_default_attrs and "
+                         "save_debug_info are not supported")
+    del clear_extraneous_savers  # only one Saver's subgraph is ever written
+    if graph is None:
+        graph = next(iter(saver._variables.values())).graph if saver and saver._variables \
+            else get_default_graph()
+    if saver is None:
+        savers = graph.get_collection(GraphKeys.SAVERS)
+        saver = savers[-1] if savers else None
+    meta = build_meta_graph_def(
+        graph, saver_scope=saver._scope if saver else None,
+        saver_def=saver_def or (saver.saver_def if saver else None),
+        saver_variables=saver._variables if saver else None,
+        collection_list=collection_list, clear_devices=clear_devices, graph_def=graph_def)
+    if meta_info_def is not None:
+        meta.meta_info_def.CopyFrom(meta_info_def)
+    if filename:
+        write_proto(meta, filename, as_text)
+    return meta
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
+                      import_scope: Optional[str] = None, input_map=None,
+                      **kwargs) -> Optional["Saver"]:
+    """Imports a MetaGraph (a ``.meta`` file of TF or gradflow, or the proto) into the
+    default graph with its collections; returns a Saver over its variables (None when
+    it has none). Further keyword arguments are refused (ValueError)."""
+    if kwargs:
+        raise ValueError(f"import_meta_graph: arguments {sorted(kwargs)} are not supported")
+    meta = meta_graph_or_file if not isinstance(meta_graph_or_file, str) \
+        else read_meta_graph_def(meta_graph_or_file)
+    graph = get_default_graph()
+    variables = import_meta_graph_def(meta, graph, import_scope, clear_devices, input_map)
+    if not variables:
+        return None
+    saver_def = meta.saver_def if meta.HasField("saver_def") else None
+    keep = saver_def.max_to_keep if saver_def else 5
+    hours = saver_def.keep_checkpoint_every_n_hours if saver_def else 10000.0
+    prefix = f"{import_scope}/" if import_scope else ""
+    return Saver({v.op.name[len(prefix):]: v for v in variables}, max_to_keep=keep,
+                 keep_checkpoint_every_n_hours=hours or 10000.0)
 
 
 def _named_variables(var_list) -> dict[str, Variable]:
@@ -201,23 +292,114 @@ def _named_variables(var_list) -> dict[str, Variable]:
     return named
 
 
-def _storable(value) -> np.ndarray:
-    """bfloat16 (an extension dtype when ml_dtypes is installed) is stored as float32,
-    which holds it exactly and loads without pickle."""
-    value = np.asarray(value)
-    return value.astype(np.float32) if value.dtype.kind == "V" else value
-
-
 def _restored_dtype(value: np.ndarray, dtype: dtypes.DType) -> np.ndarray:
+    """Old NPZ checkpoints stored bfloat16 as float32."""
     if dtype is dtypes.bfloat16 and value.dtype == np.float32:
         return value.astype(dtype.as_numpy_dtype)
     return value
 
 
+def _delete_checkpoint(prefix: str) -> None:
+    """Removes every file of checkpoint ``prefix`` (index, data shards, meta, NPZ)."""
+    directory = os.path.dirname(prefix) or "."
+    base = os.path.basename(prefix)
+    shard = re.compile(re.escape(base) + r"\.data-\d{5}-of-\d{5}$")
+    for name in os.listdir(directory):
+        if name in (base + ".index", base + ".meta", base + _SUFFIX) or shard.match(name):
+            os.remove(os.path.join(directory, name))
+
+
+# ------------------------------------------------------------- reading checkpoints
+class CheckpointReader:
+    """Reads a checkpoint's tensors by name (TF's ``NewCheckpointReader``): a V2 bundle,
+    or gradflow's former NPZ checkpoint.
+
+    Raises NotFoundError when no checkpoint has this prefix and DataLossError when it is
+    malformed.
+    """
+
+    def __init__(self, prefix: str):
+        self._prefix = prefix
+        self._npz: Optional[NpzReader] = None
+        self._bundle: Optional[BundleReader] = None
+        if bundle_exists(prefix) or not os.path.isfile(prefix + _SUFFIX):
+            self._bundle = BundleReader(prefix)
+            return
+        try:
+            self._npz = NpzReader(prefix + _SUFFIX, MAX_CHECKPOINT_BYTES)
+        except ValueError as err:
+            raise errors.DataLossError(None, None, f"Checkpoint {prefix} is malformed: "
+                                       f"{err}") from None
+
+    def __enter__(self) -> "CheckpointReader":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._npz is not None:
+            self._npz.close()
+
+    def keys(self) -> list[str]:
+        return self._bundle.keys() if self._bundle is not None else sorted(self._npz.keys)
+
+    def has_tensor(self, name: str) -> bool:
+        """Whether the checkpoint holds a tensor ``name``."""
+        return name in self.keys()
+
+    def get_tensor(self, name: str, max_elements: Optional[int] = None) -> np.ndarray:
+        """The value of tensor ``name``; NotFoundError if there is none. With
+        ``max_elements`` (what the reader's target can hold), a tensor declaring more is
+        refused as malformed before it is read."""
+        if self._bundle is not None:
+            declared = 0 if max_elements is None or name not in self.keys() else \
+                int(np.prod(self._bundle.shape(name), dtype=np.int64))
+            if max_elements is not None and declared > max_elements:
+                raise errors.DataLossError(
+                    None, None, f"Checkpoint {self._prefix} is malformed: tensor {name!r} "
+                    f"declares {declared} elements; its target needs at most {max_elements}")
+            return self._bundle.read(name)
+        if name not in self._npz.keys:
+            raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint")
+        try:
+            return self._npz.read(name, max_elements=max_elements)
+        except ValueError as err:
+            raise errors.DataLossError(None, None, f"Checkpoint {self._prefix} is "
+                                       f"malformed: {err}") from None
+
+    def get_variable_to_shape_map(self) -> dict[str, list[int]]:
+        """Each tensor's shape, by name."""
+        if self._bundle is not None:
+            return {key: self._bundle.shape(key) for key in self.keys()}
+        return {key: list(self.get_tensor(key).shape) for key in self.keys()}
+
+    def get_variable_to_dtype_map(self) -> dict[str, dtypes.DType]:
+        """Each tensor's dtype, by name."""
+        if self._bundle is not None:
+            return {key: self._bundle.dtype(key) for key in self.keys()}
+        return {key: dtypes.as_dtype(self.get_tensor(key).dtype) for key in self.keys()}
+
+    def debug_string(self) -> bytes:
+        """One line per tensor: ``name (DT_...) [shape]``, as TF prints it."""
+        shapes = self.get_variable_to_shape_map()
+        kinds = self.get_variable_to_dtype_map()
+        return "".join(f"{key} ({kinds[key].name}) {shapes[key]}\n"
+                       for key in self.keys()).encode("utf-8")
+
+
+def open_checkpoint(prefix: str) -> CheckpointReader:
+    """A reader of checkpoint ``prefix`` (use as a context manager)."""
+    return CheckpointReader(prefix)
+
+
+NewCheckpointReader = open_checkpoint
+
+
 # ------------------------------------------------------------- the state file
 def checkpoint_exists(checkpoint_prefix: str) -> bool:
-    """Whether a checkpoint with this prefix exists."""
-    return os.path.isfile(checkpoint_prefix + _SUFFIX)
+    """Whether a checkpoint with this prefix exists (V2 ``.index`` or an old ``.npz``)."""
+    return bundle_exists(checkpoint_prefix) or os.path.isfile(checkpoint_prefix + _SUFFIX)
 
 
 def _write_state(directory: str, latest_filename: Optional[str], prefixes: list[str]) -> None:

@@ -65,7 +65,7 @@ def test_tf1_program_runs_unchanged(tmp_path):
     final = [line for line in done.stdout.splitlines() if line.startswith("FINAL")]
     assert final and float(final[0].split()[1]) < 0.5 and final[0].endswith("['extra']")
     assert "mse = " in done.stderr and "Saving checkpoints for 30" in done.stderr
-    assert os.path.exists(logdir / "model.ckpt-30.npz")
+    assert os.path.exists(logdir / "model.ckpt-30.index")
     assert glob.glob(str(logdir / "events.out.tfevents.*"))
     acc = EventAccumulator(str(logdir))
     acc.Reload()
