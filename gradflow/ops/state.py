@@ -22,6 +22,7 @@ from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import array, control, math
 
 __all__ = ["Variable", "global_variables", "trainable_variables", "local_variables",
+           "moving_average_variables", "model_variables",
            "global_variables_initializer", "local_variables_initializer",
            "variables_initializer", "initialize_all_variables", "assign", "assign_add",
            "assign_sub", "is_variable_initialized", "report_uninitialized_variables",
@@ -589,6 +590,16 @@ def trainable_variables(scope: Optional[str] = None) -> list:
 
 def local_variables(scope: Optional[str] = None) -> list:
     return get_default_graph().get_collection(GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def moving_average_variables(scope: Optional[str] = None) -> list:
+    """The variables ``ExponentialMovingAverage.apply`` averages (TF1's collection)."""
+    return get_default_graph().get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
+def model_variables(scope: Optional[str] = None) -> list:
+    """The variables of the MODEL_VARIABLES collection."""
+    return get_default_graph().get_collection(GraphKeys.MODEL_VARIABLES, scope)
 
 
 def variables_initializer(var_list, name: str = "init"):
