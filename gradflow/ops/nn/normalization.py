@@ -178,7 +178,10 @@ def dropout(x, keep_prob=None, noise_shape=None, seed: Optional[int] = None,
     with name_scope(name, "dropout", [x]) as scope:
         rate_t = as_tensor(rate, dtype=None if isinstance(rate, Tensor) else x.dtype,
                            name="rate", like=x)
+        rate_t.shape.with_rank(0)  # a rate tensor is a scalar (TF's ValueError otherwise)
         noise = random_uniform(_noise_shape(x, noise_shape), seed=seed, dtype=x.dtype)
         keep = math_ops.cast(math_ops.greater_equal(noise, rate_t), x.dtype)
         scale = scalar(1, x) / (scalar(1, x) - rate_t)
-        return math_ops.multiply(x * scale, keep, name=scope)
+        result = math_ops.multiply(x * scale, keep, name=scope)
+        result.set_shape(x.shape)  # a fed rate of unknown shape keeps x's shape
+        return result
