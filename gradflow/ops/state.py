@@ -629,7 +629,8 @@ def report_uninitialized_variables(var_list=None, name: str = "report_uninitiali
     variables = global_variables() if var_list is None else list(var_list)
     graph = get_default_graph()
     with graph.atomic(), graph.name_scope(name):
-        names = constant(np.asarray([v.op.name for v in variables], dtype=object),
+        # bytes, as TF's string tensors hold: TF1 code decodes them (`name.decode()`)
+        names = constant(np.asarray([v.op.name.encode() for v in variables], dtype=object),
                          dtype=dtypes.string)
         if not variables:
             return names

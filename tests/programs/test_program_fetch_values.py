@@ -50,3 +50,16 @@ def test_scalar_fetches_are_numpy_scalars_and_summaries_bytes():
     parsed = tf.Summary()
     parsed.ParseFromString(serialized)
     assert [(v.tag, v.simple_value) for v in parsed.value] == [("x", 1.5)]
+
+
+def test_report_uninitialized_variables_names_are_bytes():
+    # TF1 programs decode them: [name.decode() for name in sess.run(report_...())]
+    with gf.Graph().as_default():
+        tf.Variable(1.0, name="ready")
+        tf.Variable(2.0, name="not_yet")
+        report = tf.report_uninitialized_variables()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables()[0].initializer)
+            names = sess.run(report)
+    assert [name.decode() for name in names] == ["not_yet"]
+    assert names.dtype == object
