@@ -15,7 +15,7 @@ from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import (constant, convert_to_tensor,
                                          register_tensor_conversion_function)
 from gradflow.framework.default_session import get_default_session
-from gradflow.framework.graph import GraphKeys, Tensor, get_default_graph
+from gradflow.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape, as_shape
@@ -343,6 +343,24 @@ class Variable:
     @property
     def initializer(self):
         return self._initializer_op
+
+    def set_initial_value(self, value) -> Operation:
+        """Makes ``value`` the variable's initial value: a new initializer op (assigning
+        it) replaces the old one, for initializers built afterwards. The hook
+        ``train.init_from_checkpoint`` uses to start variables from saved values."""
+        graph = self.graph
+        with graph.as_default(), graph.atomic(), graph.colocate_with(self._ref.op), \
+                graph.control_dependencies(None):
+            value = convert_to_tensor(value, dtype=self.dtype)
+            if not value.shape.is_compatible_with(self.shape):
+                raise ValueError(f"Shape of variable {self.name} ({self.shape}) doesn't "
+                                 f"match the initial value's shape {value.shape}")
+            initializer = graph.create_op("Assign", (self._ref, value),
+                                          {"validate_shape": True, "use_locking": True},
+                                          name="Assign")
+        self._initial_value = value
+        self._initializer_op = initializer
+        return initializer
 
     @property
     def initial_value(self) -> Tensor:

@@ -21,7 +21,8 @@ from gradflow.train.moving_averages import ExponentialMovingAverage
 from gradflow.train.saver import (
     CheckpointState, Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint)
 from gradflow.train.checkpoint_utils import (
-    CheckpointReader, NewCheckpointReader, list_variables, load_checkpoint, load_variable)
+    CheckpointReader, NewCheckpointReader, init_from_checkpoint, list_variables,
+    load_checkpoint, load_variable)
 from gradflow.train.session_run_hook import (
     SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues)
 from gradflow.train.basic_session_run_hooks import (
@@ -43,6 +44,7 @@ __all__ = [
     "get_global_step", "get_or_create_global_step", "global_step", "CheckpointState", "Saver",
     "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint", "CheckpointReader",
     "NewCheckpointReader", "list_variables", "load_checkpoint", "load_variable",
+    "init_from_checkpoint",
     "exponential_decay", "inverse_time_decay", "natural_exp_decay", "polynomial_decay",
     "piecewise_constant", "piecewise_constant_decay", "cosine_decay", "cosine_decay_restarts",
     "linear_cosine_decay", "noisy_linear_cosine_decay", "ExponentialMovingAverage",

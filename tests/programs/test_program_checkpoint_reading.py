@@ -43,3 +43,67 @@ def test_missing_checkpoints_raise_tf_errors(tmp_path):
         tf.train.list_variables(str(tmp_path))
     with pytest.raises(tf.errors.NotFoundError, match="Failed to find any matching files"):
         tf.train.NewCheckpointReader(str(tmp_path / "nothing"))
+
+
+def _save_old_scope(directory):
+    with gf.Graph().as_default():
+        with tf.variable_scope("old"):
+            tf.get_variable("w", [2], initializer=tf.constant_initializer(7.0))
+            tf.get_variable("b", [1], initializer=tf.constant_initializer(3.0))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            tf.train.Saver().save(sess, str(directory / "m"))
+
+
+def _new_variables(second="b"):
+    with tf.variable_scope("new"):
+        return [tf.get_variable("w", [2], initializer=tf.zeros_initializer()),
+                tf.get_variable(second, [1], initializer=tf.zeros_initializer())]
+
+
+@pytest.mark.parametrize("assignment, want", [
+    (lambda vs: {"old/": "new/"}, [[7.0, 7.0], [3.0]]),  # TF 2.21's values
+    (lambda vs: {"old/w": "new/w"}, [[7.0, 7.0], [0.0]]),
+    (lambda vs: {"old/w": vs[0]}, [[7.0, 7.0], [0.0]]),
+])
+def test_init_from_checkpoint_warm_starts_variables(tmp_path, assignment, want):
+    _save_old_scope(tmp_path)
+    with gf.Graph().as_default():
+        variables = _new_variables()
+        tf.train.init_from_checkpoint(str(tmp_path), assignment(variables))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert [sess.run(v).tolist() for v in variables] == want
+
+
+@pytest.mark.parametrize("second, assignment, message", [
+    ("c", {"old/": "new/"}, r"Tensor old/c \(c in old/\) is not found in"),
+    ("b", {"old/x": "new/w"}, "Tensor old/x is not found in"),
+    ("b", {"old/w": "new/zz"}, "should map to scope only old/w"),
+    ("b", {"old/b": "new/w"}, r"Shape of variable new/w:0 \(\(2,\)\) doesn't match with "
+                              r"shape of tensor old/b \(\[1\]\)"),
+])
+def test_init_from_checkpoint_bad_maps_change_nothing(tmp_path, second, assignment, message):
+    _save_old_scope(tmp_path)
+    with gf.Graph().as_default() as g:
+        variables = _new_variables(second)
+        before = [op.name for op in g.get_operations()]
+        initializers = [v.initializer for v in variables]
+        with pytest.raises(ValueError, match=message):
+            tf.train.init_from_checkpoint(str(tmp_path), assignment)
+        assert [op.name for op in g.get_operations()] == before
+        assert [v.initializer for v in variables] == initializers
+
+
+def test_set_initial_value_replaces_the_initializer_atomically():
+    with gf.Graph().as_default() as g:
+        v = tf.Variable([0.0, 0.0], name="v")
+        old = v.initializer
+        before = [op.name for op in g.get_operations()]
+        with pytest.raises(ValueError, match="doesn't match the initial value's shape"):
+            v.set_initial_value([1.0, 2.0, 3.0])
+        assert [op.name for op in g.get_operations()] == before and v.initializer is old
+        v.set_initial_value([4.0, 5.0])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(v).tolist() == [4.0, 5.0]
