@@ -8,7 +8,28 @@ from __future__ import annotations
 import os
 from typing import Any, Union
 
-__all__ = ["as_bytes", "as_text", "as_str", "as_str_any", "path_to_str"]
+__all__ = ["as_bytes", "as_text", "as_str", "as_str_any", "path_to_str",
+           "disable_v2_behavior", "disable_eager_execution", "disable_resource_variables",
+           "executing_eagerly"]
+
+
+# TF1 programs ported to TF2 begin with ``tf.disable_v2_behavior()`` (or one of its parts).
+# gradflow only ever has TF1's behaviour, so these have nothing left to switch off.
+def disable_v2_behavior() -> None:
+    """Keeps TF1 behaviour (graph mode, reference variables): gradflow's only one."""
+
+
+def disable_eager_execution() -> None:
+    """Keeps graph mode: gradflow never executes eagerly."""
+
+
+def disable_resource_variables() -> None:
+    """Keeps TF1's reference variables, gradflow's default."""
+
+
+def executing_eagerly() -> bool:
+    """False: gradflow builds graphs and runs them in sessions."""
+    return False
 
 
 def as_bytes(bytes_or_text: Union[bytes, bytearray, str], encoding: str = "utf-8") -> bytes:

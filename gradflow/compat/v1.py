@@ -7,6 +7,11 @@ the star import hands on what exists when this module loads (submodules included
 """
 import gradflow as _gradflow
 from gradflow import *  # noqa: F401,F403
+# TF2's switches back to TF1, which TF1 programs ported to TF2 call first.
+from gradflow.compat import disable_eager_execution as disable_eager_execution
+from gradflow.compat import disable_resource_variables as disable_resource_variables
+from gradflow.compat import disable_v2_behavior as disable_v2_behavior
+from gradflow.compat import executing_eagerly as executing_eagerly
 
 
 def __getattr__(name: str):

@@ -22,6 +22,7 @@ from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import array, control, math
 
 __all__ = ["Variable", "global_variables", "trainable_variables", "local_variables",
+           "moving_average_variables", "model_variables",
            "global_variables_initializer", "local_variables_initializer",
            "variables_initializer", "initialize_all_variables", "assign", "assign_add",
            "assign_sub", "is_variable_initialized", "report_uninitialized_variables",
@@ -597,6 +598,16 @@ def local_variables(scope: Optional[str] = None) -> list:
     return get_default_graph().get_collection(GraphKeys.LOCAL_VARIABLES, scope)
 
 
+def moving_average_variables(scope: Optional[str] = None) -> list:
+    """The variables ``ExponentialMovingAverage.apply`` averages (TF1's collection)."""
+    return get_default_graph().get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
+def model_variables(scope: Optional[str] = None) -> list:
+    """The variables of the MODEL_VARIABLES collection."""
+    return get_default_graph().get_collection(GraphKeys.MODEL_VARIABLES, scope)
+
+
 def variables_initializer(var_list, name: str = "init"):
     """One op that initialises every variable in ``var_list``."""
     return control.group(*[v.initializer for v in var_list], name=name)
@@ -624,7 +635,8 @@ def report_uninitialized_variables(var_list=None, name: str = "report_uninitiali
     variables = global_variables() if var_list is None else list(var_list)
     graph = get_default_graph()
     with graph.atomic(), graph.name_scope(name):
-        names = constant(np.asarray([v.op.name for v in variables], dtype=object),
+        # bytes, as TF's string tensors hold: TF1 code decodes them (`name.decode()`)
+        names = constant(np.asarray([v.op.name.encode() for v in variables], dtype=object),
                          dtype=dtypes.string)
         if not variables:
             return names

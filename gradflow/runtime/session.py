@@ -25,12 +25,27 @@ from gradflow.runtime.state_locks import StateLocks, release
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
 
+def _is_variable_snapshot(tensor: Tensor) -> bool:
+    op = tensor.op
+    return (op.type in ("Identity", "ReadVariableOp") and len(op.inputs) == 1
+            and op.inputs[0].op.type == "VariableV2")
+
+
+def _fetched(value):
+    """A fetched value as TF1 returns it: a 0-d array becomes a NumPy scalar (bytes for
+    strings), everything else is handed on."""
+    if type(value) is np.ndarray and value.ndim == 0:
+        return value[()]
+    return value
+
+
 class _Fetches:
     """Flattens a fetch nest into graph elements and rebuilds results into that nest."""
 
     def __init__(self, graph: Graph, fetches):
         self.tensors: list[Tensor] = []
         self.targets: list[Operation] = []
+        self.refs: list[int] = []  # indices of fetched variable references
         self._graph = graph
         self._build = self._flatten(fetches)
 
@@ -58,9 +73,16 @@ class _Fetches:
         if isinstance(element, Operation):
             self.targets.append(element)
             return lambda values: None
+        if not isinstance(fetch, (Tensor, str)) and _is_variable_snapshot(element):
+            # A fetched Variable is its reference, as in TF1: it reads the value the
+            # variable holds after the run (``sess.run([train_op, global_step])`` sees the
+            # incremented step), not the snapshot taken before the updates.
+            element = element.op.inputs[0]
         index = len(self.tensors)
         self.tensors.append(element)
-        return lambda values: values[index]
+        if element.op.type == "VariableV2":
+            self.refs.append(index)
+        return lambda values: _fetched(values[index])
 
     def _element(self, fetch):
         if fetch is None:
@@ -144,6 +166,11 @@ class Session:
                 context.commit()
             finally:
                 release(held)
+        if flat.refs:  # variable references read what the run left in them
+            results = list(results)
+            for index in flat.refs:
+                key = results[index].key
+                results[index] = np.array(context.read_variable(key, key), copy=True)
         if trace is not None:
             tracing.fill_step_stats(run_metadata, trace)
         if options is not None and options.output_partition_graphs and run_metadata is not None:

@@ -24,7 +24,7 @@ from gradflow.ops.state import (global_variables_initializer, local_variables_in
 from gradflow.runtime.session import Session
 from gradflow.summary.summary import merge_all
 from gradflow.train import basic_session_run_hooks as hooks_lib
-from gradflow.train.saver import Saver, latest_checkpoint
+from gradflow.train.saver import Saver, get_checkpoint_state, latest_checkpoint
 from gradflow.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunValues
 
 __all__ = ["Scaffold", "SessionCreator", "ChiefSessionCreator", "MonitoredSession",
@@ -167,6 +167,10 @@ class ChiefSessionCreator(SessionCreator):
                                          if self._checkpoint_dir else None)
         if path is not None:
             scaffold.saver.restore(session, path)
+            if not self._checkpoint_path:
+                # The restarted saver keeps counting the directory's checkpoints (TF1).
+                state = get_checkpoint_state(self._checkpoint_dir)
+                scaffold.saver.recover_last_checkpoints(state.all_model_checkpoint_paths)
         else:
             if scaffold.init_op is not None:
                 session.run(scaffold.init_op, feed_dict=scaffold.init_feed_dict)

@@ -103,7 +103,12 @@ class ExponentialMovingAverage:
             decay = convert_to_tensor(self._decay, name="decay")
             decay = cast(decay, dtypes.float32) if decay.dtype is not dtypes.float32 else decay
             if self._num_updates is not None:
-                num_updates = cast(self._num_updates, dtypes.float32, name="num_updates")
+                num_updates = self._num_updates
+                if isinstance(num_updates, Variable):
+                    # A fresh read, like the values': the global step a train op under the
+                    # control dependencies in force has just incremented (as in TF1).
+                    num_updates = num_updates.read_value()
+                num_updates = cast(num_updates, dtypes.float32, name="num_updates")
                 decay = minimum(decay, (1.0 + num_updates) / (10.0 + num_updates))
             updates = [self._assign_moving_average(graph, self._averages[_key(v)], v, decay,
                                                    _key(v) in self._debiased)

@@ -120,6 +120,21 @@ class Saver:
         """The checkpoints this Saver has kept, oldest first."""
         return [path for path, _ in self._last_checkpoints]
 
+    def set_last_checkpoints_with_time(self, last_checkpoints_with_time: list) -> None:
+        """Sets the kept checkpoints as ``(prefix, timestamp)`` pairs, oldest first."""
+        if not isinstance(last_checkpoints_with_time, list):
+            raise TypeError("last_checkpoints_with_time must be a list, got "
+                            f"{type(last_checkpoints_with_time).__name__}")
+        self._last_checkpoints = [(str(p), float(t)) for p, t in last_checkpoints_with_time]
+
+    def recover_last_checkpoints(self, checkpoint_paths: list) -> None:
+        """Takes over ``checkpoint_paths`` (e.g. a restored directory's
+        ``all_model_checkpoint_paths``) as the kept checkpoints, so that a restarted
+        program goes on counting them toward ``max_to_keep``. Missing ones are skipped."""
+        kept = [(p, os.path.getmtime(p + ".index" if bundle_exists(p) else p + _SUFFIX))
+                for p in checkpoint_paths if checkpoint_exists(p)]
+        self.set_last_checkpoints_with_time(kept)
+
     def save(self, sess, save_path: str, global_step=None, latest_filename: Optional[str] = None,
              meta_graph_suffix: str = "meta", write_meta_graph: bool = True,
              write_state: bool = True, strip_default_attrs: bool = False,

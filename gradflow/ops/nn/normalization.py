@@ -185,6 +185,7 @@ def dropout(x, keep_prob=None, noise_shape=None, seed: Optional[int] = None,
     with name_scope(name, "dropout", [x]):
         # TF1's graph: x * scale, a uniform draw compared with the rate, and a select
         if isinstance(rate, Tensor):
+            rate.shape.with_rank(0)  # a rate tensor is a scalar (TF's ValueError otherwise)
             scale = 1 / (1 - math_ops.cast(rate, x.dtype))
         else:
             scale = constant(1 / (1 - rate), dtype=x.dtype, name="Const")
@@ -193,4 +194,6 @@ def dropout(x, keep_prob=None, noise_shape=None, seed: Optional[int] = None,
         keep = math_ops.greater_equal(noise, math_ops.cast(rate, x.dtype)
                                       if isinstance(rate, Tensor) else rate)
         zero = constant(0, dtype=x.dtype, name="Const")
-        return math_ops.select_v2(keep, scaled, zero)
+        result = math_ops.select_v2(keep, scaled, zero)
+        result.set_shape(x.shape)  # a fed rate of unknown shape keeps x's shape
+        return result
