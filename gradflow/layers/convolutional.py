@@ -286,48 +286,33 @@ class _ConvTranspose(_Conv):
         return outputs
 
 
-class Conv2DTranspose(_ConvTranspose):
-    """Transposed 2-D convolution ("deconvolution") layer."""
+def _transpose_class(rank: int, doc: str):
+    class ConvNDTranspose(_ConvTranspose):
+        def __init__(self, filters: int, kernel_size, strides=(1,) * rank, padding="valid",
+                     data_format="channels_last", activation: Optional[Callable] = None,
+                     use_bias: bool = True, kernel_initializer=None,
+                     bias_initializer=zeros_initializer(), kernel_regularizer=None,
+                     bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                     bias_constraint=None, trainable: bool = True, name: Optional[str] = None,
+                     **kwargs):
+            super().__init__(rank, filters, kernel_size, strides=strides, padding=padding,
+                             data_format=data_format, activation=activation,
+                             use_bias=use_bias, kernel_initializer=kernel_initializer,
+                             bias_initializer=bias_initializer,
+                             kernel_regularizer=kernel_regularizer,
+                             bias_regularizer=bias_regularizer,
+                             activity_regularizer=activity_regularizer,
+                             kernel_constraint=kernel_constraint,
+                             bias_constraint=bias_constraint, trainable=trainable, name=name,
+                             **kwargs)
+            self.input_spec = InputSpec(ndim=rank + 2)
+    ConvNDTranspose.__name__ = ConvNDTranspose.__qualname__ = f"Conv{rank}DTranspose"
+    ConvNDTranspose.__doc__ = doc
+    return ConvNDTranspose
 
-    def __init__(self, filters: int, kernel_size, strides=(1, 1), padding="valid",
-                 data_format="channels_last", activation: Optional[Callable] = None,
-                 use_bias: bool = True, kernel_initializer=None,
-                 bias_initializer=zeros_initializer(), kernel_regularizer=None,
-                 bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
-                 bias_constraint=None, trainable: bool = True, name: Optional[str] = None,
-                 **kwargs):
-        super().__init__(2, filters, kernel_size, strides=strides, padding=padding,
-                         data_format=data_format, activation=activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer,
-                         bias_initializer=bias_initializer,
-                         kernel_regularizer=kernel_regularizer,
-                         bias_regularizer=bias_regularizer,
-                         activity_regularizer=activity_regularizer,
-                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
-                         trainable=trainable, name=name, **kwargs)
-        self.input_spec = InputSpec(ndim=4)
 
-
-class Conv3DTranspose(_ConvTranspose):
-    """Transposed 3-D convolution ("deconvolution") layer."""
-
-    def __init__(self, filters: int, kernel_size, strides=(1, 1, 1), padding="valid",
-                 data_format="channels_last", activation: Optional[Callable] = None,
-                 use_bias: bool = True, kernel_initializer=None,
-                 bias_initializer=zeros_initializer(), kernel_regularizer=None,
-                 bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
-                 bias_constraint=None, trainable: bool = True, name: Optional[str] = None,
-                 **kwargs):
-        super().__init__(3, filters, kernel_size, strides=strides, padding=padding,
-                         data_format=data_format, activation=activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer,
-                         bias_initializer=bias_initializer,
-                         kernel_regularizer=kernel_regularizer,
-                         bias_regularizer=bias_regularizer,
-                         activity_regularizer=activity_regularizer,
-                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
-                         trainable=trainable, name=name, **kwargs)
-        self.input_spec = InputSpec(ndim=5)
+Conv2DTranspose = _transpose_class(2, "Transposed 2-D convolution (\"deconvolution\") layer.")
+Conv3DTranspose = _transpose_class(3, "Transposed 3-D convolution (\"deconvolution\") layer.")
 
 
 def _transpose_function(cls, rank: int):

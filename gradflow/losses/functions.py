@@ -172,24 +172,36 @@ def mean_pairwise_squared_error(labels, predictions, weights=1.0,
         return mean_loss
 
 
+def _logits_loss(default_name: str, labels_arg: str, labels, logits, weights, scope,
+                 loss_collection, reduction, body) -> Tensor:
+    """The frame of the cross-entropy losses on same-shape labels: checks, the labels cast
+    to the logits' dtype (logits converted first, as TF1), ``body``, weights.
+
+    ``labels_arg`` is the public name of the labels argument (for error messages).
+    """
+    _required(**{labels_arg: labels, "logits": logits})
+    Reduction.validate(reduction)
+    graph = get_default_graph()
+    with graph.atomic(), name_scope(scope, default_name, (logits, labels, weights)):
+        logits_t = convert_to_tensor(logits)
+        labels_t = math.cast(convert_to_tensor(labels), logits_t.dtype)
+        logits_t.shape.assert_is_compatible_with(labels_t.shape)
+        return weighted_loss(body(labels_t, logits_t), weights, loss_collection, reduction)
+
+
 def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0,
                           label_smoothing: float = 0, scope: Optional[str] = None,
                           loss_collection: Optional[str] = GraphKeys.LOSSES,
                           reduction: str = _DEFAULT) -> Tensor:
     """Weighted sigmoid cross entropy; ``label_smoothing`` pulls labels towards 1/2."""
-    _required(multi_class_labels=multi_class_labels, logits=logits)
-    Reduction.validate(reduction)
-    graph = get_default_graph()
-    with graph.atomic(), name_scope(scope, "sigmoid_cross_entropy_loss",
-                                    (logits, multi_class_labels, weights)):
-        logits_t = convert_to_tensor(logits)
-        labels_t = math.cast(convert_to_tensor(multi_class_labels), logits_t.dtype)
-        logits_t.shape.assert_is_compatible_with(labels_t.shape)
+    def body(labels_t: Tensor, logits_t: Tensor) -> Tensor:
         if label_smoothing > 0:
             labels_t = labels_t * (1 - label_smoothing) + 0.5 * label_smoothing
-        losses = nn.sigmoid_cross_entropy_with_logits(labels=labels_t, logits=logits_t,
-                                                      name="xentropy")
-        return weighted_loss(losses, weights, loss_collection, reduction)
+        return nn.sigmoid_cross_entropy_with_logits(labels=labels_t, logits=logits_t,
+                                                    name="xentropy")
+    return _logits_loss("sigmoid_cross_entropy_loss", "multi_class_labels",
+                        multi_class_labels, logits, weights, scope, loss_collection,
+                        reduction, body)
 
 
 def softmax_cross_entropy(onehot_labels, logits, weights=1.0,
@@ -201,23 +213,17 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0,
     ``label_smoothing`` mixes the labels with the uniform distribution over classes. No
     gradient flows into the labels (TF1 stops it).
     """
-    _required(onehot_labels=onehot_labels, logits=logits)
-    Reduction.validate(reduction)
-    graph = get_default_graph()
-    with graph.atomic(), name_scope(scope, "softmax_cross_entropy_loss",
-                                    (logits, onehot_labels, weights)):
-        logits_t = convert_to_tensor(logits)
-        labels_t = math.cast(convert_to_tensor(onehot_labels), logits_t.dtype)
-        logits_t.shape.assert_is_compatible_with(labels_t.shape)
+    def body(labels_t: Tensor, logits_t: Tensor) -> Tensor:
         if label_smoothing > 0:
             classes = math.cast(array.shape(labels_t, name="Shape")[-1], logits_t.dtype)
             positive = 1 - label_smoothing
             negative = label_smoothing / classes
             labels_t = labels_t * positive + negative
         labels_t = array.stop_gradient(labels_t, name="labels_stop_gradient")
-        losses = nn.softmax_cross_entropy_with_logits_v2(labels=labels_t, logits=logits_t,
-                                                         name="xentropy")
-        return weighted_loss(losses, weights, loss_collection, reduction)
+        return nn.softmax_cross_entropy_with_logits_v2(labels=labels_t, logits=logits_t,
+                                                       name="xentropy")
+    return _logits_loss("softmax_cross_entropy_loss", "onehot_labels", onehot_labels, logits,
+                        weights, scope, loss_collection, reduction, body)
 
 
 def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope: Optional[str] = None,

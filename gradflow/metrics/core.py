@@ -242,36 +242,28 @@ def _condition_count(default_name: str, label_is: bool, prediction_is: bool, lab
         return _count(condition, weights, metrics_collections, updates_collections)
 
 
-def true_positives(labels, predictions, weights=None, metrics_collections: Collections = None,
-                   updates_collections: Collections = None,
-                   name: Optional[str] = None) -> tuple:
-    """The running (weighted) count of labels and predictions both true."""
-    return _condition_count("true_positives", True, True, labels, predictions, weights,
-                            metrics_collections, updates_collections, name)
+def _count_metric(default_name: str, label_is: bool, prediction_is: bool, doc: str):
+    """The public counting metric ``default_name``: labels ``label_is`` and predictions
+    ``prediction_is`` (the four confusion-matrix cells share one body)."""
+    def metric(labels, predictions, weights=None, metrics_collections: Collections = None,
+               updates_collections: Collections = None, name: Optional[str] = None) -> tuple:
+        return _condition_count(default_name, label_is, prediction_is, labels, predictions,
+                                weights, metrics_collections, updates_collections, name)
+    metric.__name__ = metric.__qualname__ = default_name
+    metric.__doc__ = doc
+    return metric
 
 
-def false_positives(labels, predictions, weights=None, metrics_collections: Collections = None,
-                    updates_collections: Collections = None,
-                    name: Optional[str] = None) -> tuple:
-    """The running (weighted) count of false labels predicted true."""
-    return _condition_count("false_positives", False, True, labels, predictions, weights,
-                            metrics_collections, updates_collections, name)
-
-
-def true_negatives(labels, predictions, weights=None, metrics_collections: Collections = None,
-                   updates_collections: Collections = None,
-                   name: Optional[str] = None) -> tuple:
-    """The running (weighted) count of labels and predictions both false."""
-    return _condition_count("true_negatives", False, False, labels, predictions, weights,
-                            metrics_collections, updates_collections, name)
-
-
-def false_negatives(labels, predictions, weights=None, metrics_collections: Collections = None,
-                    updates_collections: Collections = None,
-                    name: Optional[str] = None) -> tuple:
-    """The running (weighted) count of true labels predicted false."""
-    return _condition_count("false_negatives", True, False, labels, predictions, weights,
-                            metrics_collections, updates_collections, name)
+true_positives = _count_metric("true_positives", True, True,
+                               "The running (weighted) count of labels and predictions both "
+                               "true.")
+false_positives = _count_metric("false_positives", False, True,
+                                "The running (weighted) count of false labels predicted true.")
+true_negatives = _count_metric("true_negatives", False, False,
+                               "The running (weighted) count of labels and predictions both "
+                               "false.")
+false_negatives = _count_metric("false_negatives", True, False,
+                                "The running (weighted) count of true labels predicted false.")
 
 
 def _ratio_metric(default_name: str, other, labels, predictions, weights,

@@ -182,40 +182,27 @@ def _count_at_thresholds(key: str, labels, predictions, thresholds, weights,
                        updates_collections)
 
 
-def true_positives_at_thresholds(labels, predictions, thresholds: Sequence[float],
-                                 weights=None, metrics_collections: Collections = None,
-                                 updates_collections: Collections = None,
-                                 name: Optional[str] = None) -> tuple:
-    """The running (weighted) true-positive count at each threshold."""
-    return _count_at_thresholds("tp", labels, predictions, thresholds, weights,
-                                metrics_collections, updates_collections, name)
+def _count_at_thresholds_metric(key: str, doc: str):
+    """The public per-threshold count ``<_NAMES[key]>_at_thresholds`` (one body for all
+    four confusion-matrix cells)."""
+    def metric(labels, predictions, thresholds: Sequence[float], weights=None,
+               metrics_collections: Collections = None,
+               updates_collections: Collections = None, name: Optional[str] = None) -> tuple:
+        return _count_at_thresholds(key, labels, predictions, thresholds, weights,
+                                    metrics_collections, updates_collections, name)
+    metric.__name__ = metric.__qualname__ = f"{_NAMES[key]}_at_thresholds"
+    metric.__doc__ = doc
+    return metric
 
 
-def false_positives_at_thresholds(labels, predictions, thresholds: Sequence[float],
-                                  weights=None, metrics_collections: Collections = None,
-                                  updates_collections: Collections = None,
-                                  name: Optional[str] = None) -> tuple:
-    """The running (weighted) false-positive count at each threshold."""
-    return _count_at_thresholds("fp", labels, predictions, thresholds, weights,
-                                metrics_collections, updates_collections, name)
-
-
-def true_negatives_at_thresholds(labels, predictions, thresholds: Sequence[float],
-                                 weights=None, metrics_collections: Collections = None,
-                                 updates_collections: Collections = None,
-                                 name: Optional[str] = None) -> tuple:
-    """The running (weighted) true-negative count at each threshold."""
-    return _count_at_thresholds("tn", labels, predictions, thresholds, weights,
-                                metrics_collections, updates_collections, name)
-
-
-def false_negatives_at_thresholds(labels, predictions, thresholds: Sequence[float],
-                                  weights=None, metrics_collections: Collections = None,
-                                  updates_collections: Collections = None,
-                                  name: Optional[str] = None) -> tuple:
-    """The running (weighted) false-negative count at each threshold."""
-    return _count_at_thresholds("fn", labels, predictions, thresholds, weights,
-                                metrics_collections, updates_collections, name)
+true_positives_at_thresholds = _count_at_thresholds_metric(
+    "tp", "The running (weighted) true-positive count at each threshold.")
+false_positives_at_thresholds = _count_at_thresholds_metric(
+    "fp", "The running (weighted) false-positive count at each threshold.")
+true_negatives_at_thresholds = _count_at_thresholds_metric(
+    "tn", "The running (weighted) true-negative count at each threshold.")
+false_negatives_at_thresholds = _count_at_thresholds_metric(
+    "fn", "The running (weighted) false-negative count at each threshold.")
 
 
 def _rate_at_rate(default_name: str, labels, predictions, weights,

@@ -160,8 +160,9 @@ def _linear(args: Sequence[Tensor], kernel, bias=None) -> Tensor:
 
 
 # ------------------------------------------------------------------ basic cells
-class BasicRNNCell(RNNCell):
-    """``h' = activation(W [x, h] + b)``; output and state are both ``h'``."""
+class _UnitsCell(RNNCell):
+    """A cell whose state and output are both ``num_units`` wide, with an ``activation``
+    (tanh by default): the shared part of ``BasicRNNCell`` and ``GRUCell``."""
 
     def __init__(self, num_units: int, activation: Optional[Callable] = None, reuse=None,
                  name: Optional[str] = None, dtype=None, **kwargs: Any):
@@ -177,6 +178,10 @@ class BasicRNNCell(RNNCell):
     def output_size(self) -> int:
         return self._num_units
 
+
+class BasicRNNCell(_UnitsCell):
+    """``h' = activation(W [x, h] + b)``; output and state are both ``h'``."""
+
     def build(self, inputs_shape) -> None:
         depth = _check_input_depth(self, inputs_shape)
         self._kernel = self.add_variable(_WEIGHTS, shape=[depth + self._num_units,
@@ -190,25 +195,15 @@ class BasicRNNCell(RNNCell):
         return output, output
 
 
-class GRUCell(RNNCell):
+class GRUCell(_UnitsCell):
     """Gated recurrent unit (Cho et al. 2014) with TF1's ``gates``/``candidate`` scopes."""
 
     def __init__(self, num_units: int, activation: Optional[Callable] = None, reuse=None,
                  kernel_initializer=None, bias_initializer=None, name: Optional[str] = None,
                  dtype=None, **kwargs: Any):
-        super().__init__(_reuse=reuse, name=name, dtype=dtype, **kwargs)
-        self._num_units = int(num_units)
-        self._activation = activation or math_ops.tanh
+        super().__init__(num_units, activation, reuse=reuse, name=name, dtype=dtype, **kwargs)
         self._kernel_initializer = kernel_initializer
         self._bias_initializer = bias_initializer
-
-    @property
-    def state_size(self) -> int:
-        return self._num_units
-
-    @property
-    def output_size(self) -> int:
-        return self._num_units
 
     def build(self, inputs_shape) -> None:
         depth = _check_input_depth(self, inputs_shape)

@@ -35,7 +35,7 @@ from gradflow.ops.common import apply_op
 __all__ = ["Defun", "cond", "while_loop", "case"]
 
 # --------------------------------------------------------------------- nests
-def _flatten(structure) -> list:
+def flatten(structure) -> list:
     """Leaves of a nest of lists, tuples, namedtuples and dicts (sorted keys), in order."""
     leaves, stack = [], [structure]
     while stack:

@@ -20,7 +20,7 @@ from gradflow.framework.constant import constant_value, convert_to_tensor
 from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array, math
-from gradflow.ops.functional import case, while_loop
+from gradflow.ops.functional import case, flatten, while_loop
 from gradflow.ops.tensor_array import TensorArray
 
 __all__ = ["map_fn", "scan", "foldl", "foldr", "switch_case"]
@@ -30,20 +30,6 @@ __all__ = ["map_fn", "scan", "foldl", "foldr", "switch_case"]
 def is_nested(value: Any) -> bool:
     """True for the containers ``tf.nest`` walks into."""
     return isinstance(value, (list, tuple, dict))
-
-
-def flatten(structure: Any) -> list:
-    """The leaves of ``structure`` in order (dict values by sorted key)."""
-    leaves, stack = [], [structure]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item[k] for k in reversed(sorted(item)))
-        elif isinstance(item, (list, tuple)):
-            stack.extend(reversed(item))
-        else:
-            leaves.append(item)
-    return leaves
 
 
 def pack_sequence_as(structure: Any, flat_sequence: Sequence) -> Any:

@@ -42,6 +42,20 @@ def _learning_rate(learning_rate) -> Tensor:
     return convert_to_tensor(learning_rate, name="initial_learning_rate")
 
 
+def _decay_terms(learning_rate, global_step, decay_steps, decay_rate,
+                 staircase: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """The learning rate, the decay rate in its dtype and the progress
+    ``global_step / decay_steps`` (floored for ``staircase``) of the step-rate decays."""
+    lr = _learning_rate(learning_rate)
+    dtype = lr.dtype
+    steps = cast(decay_steps, dtype)
+    rate = cast(decay_rate, dtype)
+    p = divide(cast(global_step, dtype), steps)
+    if staircase:
+        p = floor(p)
+    return lr, rate, p
+
+
 def exponential_decay(learning_rate, global_step, decay_steps, decay_rate,
                       staircase: bool = False, name: Optional[str] = None) -> Tensor:
     """``learning_rate * decay_rate ** (global_step / decay_steps)``; ``staircase`` floors
@@ -54,13 +68,8 @@ def _exponential(learning_rate, global_step, decay_steps, decay_rate, staircase:
                  name: Optional[str]) -> Tensor:
     with _scope([learning_rate, global_step, decay_steps, decay_rate], name,
                 "ExponentialDecay") as scope:
-        lr = _learning_rate(learning_rate)
-        dtype = lr.dtype
-        steps = cast(decay_steps, dtype)
-        rate = cast(decay_rate, dtype)
-        p = divide(cast(global_step, dtype), steps)
-        if staircase:
-            p = floor(p)
+        lr, rate, p = _decay_terms(learning_rate, global_step, decay_steps, decay_rate,
+                                   staircase)
         return multiply(lr, pow(rate, p), name=scope)
 
 
@@ -83,14 +92,9 @@ def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate,
     _required_step(global_step, "inverse_time_decay")
     with _scope([learning_rate, global_step, decay_steps, decay_rate], name,
                 "InverseTimeDecay") as scope:
-        lr = _learning_rate(learning_rate)
-        dtype = lr.dtype
-        steps = cast(decay_steps, dtype)
-        rate = cast(decay_rate, dtype)
-        p = divide(cast(global_step, dtype), steps)
-        if staircase:
-            p = floor(p)
-        denominator = add(constant(1, dtype=dtype), multiply(rate, p))
+        lr, rate, p = _decay_terms(learning_rate, global_step, decay_steps, decay_rate,
+                                   staircase)
+        denominator = add(constant(1, dtype=lr.dtype), multiply(rate, p))
         return divide(lr, denominator, name=scope)
 
 

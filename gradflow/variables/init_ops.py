@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -164,8 +164,11 @@ def _check_python_values(value, dtype: dtypes.DType) -> None:
             raise TypeError(f"Expected {dtype.name}, but got {item} of type 'float'.")
 
 
-class RandomNormal(Initializer):
-    """Normal samples of ``mean`` and ``stddev``."""
+class _NormalInitializer(Initializer):
+    """Samples of ``mean`` and ``stddev`` from the subclass's ``_sampler`` (its random op),
+    shared by the normal and truncated-normal initializers."""
+
+    _sampler: Callable[..., Tensor]
 
     def __init__(self, mean=0.0, stddev=1.0, seed: Optional[int] = None,
                  dtype=dtypes.float32):
@@ -176,12 +179,17 @@ class RandomNormal(Initializer):
 
     def __call__(self, shape, dtype=None, partition_info=None) -> Tensor:
         dtype = self.dtype if dtype is None else _sample_dtype(dtype, self.mean)
-        return random.random_normal(_dims(shape), self.mean, self.stddev, dtype,
-                                    seed=self.seed)
+        return self._sampler(_dims(shape), self.mean, self.stddev, dtype, seed=self.seed)
 
     def get_config(self) -> dict:
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed,
                 "dtype": self.dtype.name}
+
+
+class RandomNormal(_NormalInitializer):
+    """Normal samples of ``mean`` and ``stddev``."""
+
+    _sampler = staticmethod(random.random_normal)
 
 
 class RandomUniform(Initializer):
@@ -207,24 +215,10 @@ class RandomUniform(Initializer):
                 "dtype": self.dtype.name}
 
 
-class TruncatedNormal(Initializer):
+class TruncatedNormal(_NormalInitializer):
     """Normal samples of ``mean`` and ``stddev``, redrawn beyond two stddevs."""
 
-    def __init__(self, mean=0.0, stddev=1.0, seed: Optional[int] = None,
-                 dtype=dtypes.float32):
-        self.mean = mean
-        self.stddev = stddev
-        self.seed = seed
-        self.dtype = _float_dtype(dtype)
-
-    def __call__(self, shape, dtype=None, partition_info=None) -> Tensor:
-        dtype = self.dtype if dtype is None else _sample_dtype(dtype, self.mean)
-        return random.truncated_normal(_dims(shape), self.mean, self.stddev, dtype,
-                                       seed=self.seed)
-
-    def get_config(self) -> dict:
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed,
-                "dtype": self.dtype.name}
+    _sampler = staticmethod(random.truncated_normal)
 
 
 def _sample_dtype(dtype, first_value) -> dtypes.DType:
