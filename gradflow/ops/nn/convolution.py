@@ -271,14 +271,51 @@ def _conv_forward(x: np.ndarray, w: np.ndarray, windows) -> np.ndarray:
 def _conv_backprop_input(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np.ndarray:
     """At stride 1 the input gradient is a convolution too: of ``dy``, padded so that its
     windows end on every input position, with the filter turned by 180 degrees and its
-    channel axes swapped. Strided, that would multiply mostly zeros: there each
-    receptive field's gradient comes from one product and is added back where it read."""
+    channel axes swapped; when the input has fewer channels than the output, scattering
+    one product's receptive-field gradients (``_scatter_fields``) moves less memory and
+    multiplies wider matrices. Strided, the full correlation would multiply mostly
+    zeros: there each receptive field's gradient comes from one product and is added
+    back where it read."""
+    kh, kw, c_in, c_out = w.shape
     if all(win.stride == 1 for win in windows):
+        if c_in < c_out:
+            return _scatter_fields(dy, w, windows, in_shape)
         cropped, full_windows = _full_correlation(dy, windows, in_shape[1:3])
         return _conv_forward(cropped, w[::-1, ::-1].transpose(0, 1, 3, 2), full_windows)
-    kh, kw, c_in, _ = w.shape
     fields = (_as_rows(dy) @ _filter_matrix(w).T).reshape(dy.shape[:3] + (kh * kw, c_in))
     return accumulate_taps(lambda tap: fields[:, :, :, tap], windows, in_shape, dy.dtype)
+
+
+def _scatter_fields(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np.ndarray:
+    """The stride-1 input gradient as one product and a contiguous add per filter tap.
+
+    ``dy`` is laid on the padded input's width (zeros in the extra columns), so output
+    position (oh, ow) and the padded-input position its tap (i, j) reads lie a fixed
+    flat distance apart in every image. The product gives each tap's gradient channel
+    by channel ([taps*C_in, N, Ho*Wp]), and each tap adds it, as one shifted block,
+    into a channel-major padded input; the zero columns only add zeros.
+    """
+    h, wd = windows
+    n, height, width, c_in = in_shape
+    kh, kw, _, c_out = w.shape
+    padded_h, padded_w = height + h.before + h.after, width + wd.before + wd.after
+    if padded_w == wd.out:
+        laid = dy
+    else:
+        laid = np.zeros((n, h.out, padded_w, c_out), dy.dtype)
+        laid[:, :, :wd.out] = dy
+    length = h.out * padded_w
+    fields = (_filter_matrix(w) @ laid.reshape(n * length, c_out).T).reshape(
+        kh, kw, c_in, n, length)
+    # a tap's block ends at most (kw - 1) * dilation past the last image's grid
+    grid = np.zeros((c_in, n, padded_h * padded_w + (kw - 1) * wd.dilation), dy.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            start = i * h.dilation * padded_w + j * wd.dilation
+            grid[:, :, start:start + length] += fields[i, j]
+    image = grid[:, :, :padded_h * padded_w].reshape(c_in, n, padded_h, padded_w)
+    return np.ascontiguousarray(image[:, :, h.before:h.before + height,
+                                      wd.before:wd.before + width].transpose(1, 2, 3, 0))
 
 
 def _full_correlation(dy: np.ndarray, windows, in_hw) -> tuple:
