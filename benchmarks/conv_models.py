@@ -1,5 +1,5 @@
 """Convolutional training steps for gradflow and TensorFlow (TF1 graph mode): the models of
-``deep_mnist_step`` and ``vgg_block_step``, their FLOPs and the NumPy GEMM bound.
+``deep_mnist_step`` and ``vgg_block_step``, their FLOPs and NumPy's GEMM rate.
 
 A model is a list of layers over shared NumPy initial weights:
 ``("conv", w, b, pool)`` a 'SAME' convolution with HWIO filter ``w`` (any kernel size),
@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from common import load
-from mlp_step import numpy_matmuls
+RATE_SIZE = 1024  # the GEMM whose rate bounds a step: float32 [n, n] @ [n, n]
 
 
 def graph_step(module, layers: list, x_value: np.ndarray, y_value: np.ndarray,
@@ -55,45 +55,43 @@ def _layer(module, layer: tuple, h):
     return nn.relu(h) if layer[3] else h
 
 
-def gemm_shapes(layers: list, input_shape: tuple) -> list[tuple]:
-    """(rows, inner, cols, transpose_a, transpose_b) of every matrix product of one step
-    done as im2col GEMMs: forward, filter/weight gradient, and the input gradient of
-    every layer but the first."""
+def step_flops(layers: list, input_shape: tuple) -> int:
+    """The FLOPs of one step's matrix products done as im2col GEMMs: forward,
+    filter/weight gradient, and the input gradient of every layer but the first."""
     shapes = []
     n, height, width, _ = input_shape
-    features = None
     first = True
     for layer in layers:
         if layer[0] == "conv":
             kh, kw, c_in, c_out = layer[1].shape
             rows, inner = n * height * width, kh * kw * c_in
-            shapes += [(rows, inner, c_out, False, False), (inner, rows, c_out, True, False)]
+            shapes += [(rows, inner, c_out), (inner, rows, c_out)]
             if not first:
-                shapes.append((rows, c_out, inner, False, True))
+                shapes.append((rows, c_out, inner))
             if layer[3]:
                 height, width = height // 2, width // 2
-            features = height * width * c_out
         elif layer[0] == "dense":
             fan_in, fan_out = layer[1].shape
-            shapes += [(n, fan_in, fan_out, False, False), (fan_in, n, fan_out, True, False)]
+            shapes += [(n, fan_in, fan_out), (fan_in, n, fan_out)]
             if not first:
-                shapes.append((n, fan_out, fan_in, False, True))
+                shapes.append((n, fan_out, fan_in))
         else:
             continue
         first = False
-    del features
-    return shapes
+    return sum(2 * rows * inner * cols for rows, inner, cols in shapes)
 
 
 def candidates(layers: list, x: np.ndarray, y: np.ndarray, optimizer: Callable) -> tuple:
-    """Step callables of gradflow, TensorFlow (when importable) and the NumPy GEMM bound,
-    and the step's FLOPs."""
+    """Step callables of gradflow, TensorFlow (when importable) and a reference NumPy
+    GEMM ("gemm", ``RATE_SIZE`` cubed), the step's FLOPs and the reference's FLOPs."""
     steps = {"gradflow": graph_step(load("gradflow"), layers, x, y, optimizer)}
     tf = load("tensorflow")
     if tf is not None:
         steps["tensorflow"] = graph_step(tf, layers, x, y, optimizer)
-    steps["bound"], flops = numpy_matmuls(gemm_shapes(layers, x.shape))
-    return steps, flops
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal((RATE_SIZE, RATE_SIZE)).astype(np.float32) for _ in range(2))
+    steps["gemm"] = lambda: np.matmul(a, b)
+    return steps, step_flops(layers, x.shape), 2 * RATE_SIZE ** 3
 
 
 def peak_bytes(step: Callable[[], object]) -> int:
