@@ -168,18 +168,29 @@ def patches(x: np.ndarray, windows: Sequence[Window], pad_value=0) -> np.ndarray
                 :, ::h.dilation, ::w.dilation]
 
 
+# Up to this many input channels the patch matrix is built channel-major (see _im2col).
+_CHANNEL_MAJOR_MAX_CHANNELS = 4
+
+
 def _im2col(x: np.ndarray, windows: Sequence[Window]) -> np.ndarray:
-    """The receptive fields of NHWC ``x`` as a contiguous [N*Ho*Wo, kh*kw*C] matrix, each
-    row ordered (tap row, tap column, channel) like an HWIO filter's rows, so that a
-    convolution is one matrix product."""
+    """The receptive fields of NHWC ``x`` as an [N*Ho*Wo, kh*kw*C] matrix, each row ordered
+    (tap row, tap column, channel) like an HWIO filter's rows, so that a convolution is
+    one matrix product.
+
+    With many channels the matrix is C-ordered, copied from the window view in runs of
+    whole channel rows. With few, such runs are a value or three long, so it is built
+    transposed ([kh*kw*C, N*Ho*Wo], returned as its transpose view, which BLAS reads
+    without a copy): every (tap, channel) row is then one copy of a whole image-sized
+    window view into contiguous memory (10x faster for one channel and a 5x5 filter).
+    """
     h, w = windows
     n, channels = x.shape[0], x.shape[3]
     rows, row_size = n * h.out * w.out, h.size * w.size * channels
-    if channels == 1:  # copying tap by tap moves runs of Wo values instead of single ones
-        cols = np.empty((n, h.out, w.out, h.size * w.size), x.dtype)
+    if channels <= _CHANNEL_MAJOR_MAX_CHANNELS:
+        cols = np.empty((h.size * w.size, channels, n, h.out, w.out), x.dtype)
         for tap, view in window_taps(pad_windows(x, windows), windows):
-            cols[..., tap] = view[..., 0]
-        return cols.reshape(rows, row_size)
+            cols[tap] = view.transpose(3, 0, 1, 2)
+        return cols.reshape(row_size, rows).T
     return np.ascontiguousarray(patches(x, windows).transpose(0, 1, 2, 4, 5, 3)).reshape(
         rows, row_size)
 
