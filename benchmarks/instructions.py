@@ -9,6 +9,8 @@ hash seed and no address randomisation, so a count repeats to within a few thous
 
     python benchmarks/instructions.py mlp_step 64-64-64-10 --batch 32 [--tree PATH]
     python benchmarks/instructions.py gradients 4000 [--tree PATH]   # the 4k-step chain
+    python benchmarks/instructions.py deep_mnist_step 50 [--tree PATH]  # a CNN step (batch)
+    python benchmarks/instructions.py vgg_block_step 32 [--tree PATH]
 
 ``--tree`` measures the gradflow source tree at PATH (default: this checkout).
 Needs valgrind (Debian's ``valgrind`` package) and ``setarch``.
@@ -23,6 +25,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+CNN_KINDS = ("deep_mnist_step", "vgg_block_step")
 
 
 def workload(kind: str, size: str, batch: int, repetitions: int) -> None:
@@ -35,6 +38,21 @@ def workload(kind: str, size: str, batch: int, repetitions: int) -> None:
             x, loss = build_chain.build_chain(int(size))
             for _ in range(repetitions):
                 gf.gradients(loss, [x])
+        return
+    if kind in CNN_KINDS:  # size is the batch
+        import conv_models
+        import deep_mnist_step
+        import vgg_block_step
+        from models import batch as make_batch
+        layers, input_shape, optimizer = {
+            "deep_mnist_step": (deep_mnist_step.deep_mnist_layers(), (28, 28, 1),
+                                lambda m: m.train.AdamOptimizer(1e-4)),
+            "vgg_block_step": (vgg_block_step.vgg_layers(), (32, 32, 3),
+                               lambda m: m.train.MomentumOptimizer(0.01, 0.9))}[kind]
+        step = conv_models.graph_step(gf, layers, *make_batch(input_shape, 10, int(size)),
+                                      optimizer)
+        for _ in range(2 + repetitions):
+            step()
         return
     from models import batch as make_batch, graph_train_step, mlp_layers
     sizes = [int(s) for s in size.split("-")]
@@ -55,8 +73,9 @@ def count(tree: Path, kind: str, size: str, batch: int, repetitions: int) -> int
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=["mlp_step", "gradients"])
-    parser.add_argument("size", help="MLP layer sizes (64-64-64-10) or chain steps (4000)")
+    parser.add_argument("kind", choices=["mlp_step", "gradients", *CNN_KINDS])
+    parser.add_argument("size", help="MLP layer sizes (64-64-64-10), chain steps (4000) or "
+                                     "a CNN step's batch (50)")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--tree", type=Path, default=HERE.parent)
     parser.add_argument("--extra", type=int, default=None,
@@ -67,10 +86,10 @@ def main(argv=None) -> int:
     if args.worker:
         workload(args.kind, args.size, args.batch, args.repetitions)
         return 0
-    extra = args.extra or (300 if args.kind == "mlp_step" else 1)
+    extra = args.extra or {"mlp_step": 300, "gradients": 1}.get(args.kind, 2)
     base = count(args.tree, args.kind, args.size, args.batch, 0)
     total = count(args.tree, args.kind, args.size, args.batch, extra)
-    unit = "step" if args.kind == "mlp_step" else "gradients() call"
+    unit = "gradients() call" if args.kind == "gradients" else "step"
     print(f"{args.kind} {args.size} ({args.tree}): {(total - base) // extra:,} instructions "
           f"per {unit}")
     return 0

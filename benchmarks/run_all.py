@@ -19,10 +19,12 @@ from pathlib import Path
 import build_chain
 import build_repeat
 import cnn_step
+import deep_mnist_step
 import hessian
 import layers_build
 import memory
 import mlp_step
+import vgg_block_step
 from common import machine_summary, print_tables
 
 README = Path(__file__).with_name("README.md")
@@ -35,6 +37,8 @@ SUITE = {
     "build_repeat": (build_repeat, {"repeats": 3}, {"repeats": 1, "steps": 200}),
     "mlp_step": (mlp_step, {"repeats": 15}, {"repeats": 5}),
     "cnn_step": (cnn_step, {"repeats": 10}, {"repeats": 3}),
+    "deep_mnist_step": (deep_mnist_step, {"repeats": 10}, {"repeats": 3}),
+    "vgg_block_step": (vgg_block_step, {"repeats": 10}, {"repeats": 3}),
     "hessian": (hessian, {"repeats": 20}, {"repeats": 5, "sizes": (100,)}),
     "memory": (memory, {}, {"layers": 20}),
     "layers_build": (layers_build, {"repeats": 7}, {"repeats": 3, "blocks": 2}),

@@ -24,57 +24,148 @@ _INDEX_TYPES = (dtypes.int32, dtypes.int64)
 
 # ----------------------------------------------------------------- update rules
 # Each rule maps (var, *slots, grad) and named scalar hyperparameters to the new
-# (var, *slots); the formulas and their operation order follow TF1's kernels.
-def _gradient_descent(var, grad, *, learning_rate):
-    return (var - grad * learning_rate,)
+# (var, *slots); the formulas and their operation order follow TF1's kernels. A rule
+# is written per block (``_block_*``: the new values written into ``out`` arrays,
+# using at most one block-sized temporary) and run over the parameters in blocks of
+# ``_UPDATE_BLOCK`` elements, so every array passes through memory once and no
+# temporary grows with the parameters; each element sees the same operations in the
+# same order as the plain NumPy formula, so the bits are the same.
+_UPDATE_BLOCK = 1 << 16
 
 
-def _momentum(var, accum, grad, *, learning_rate, momentum, use_nesterov=False):
-    accum = accum * momentum + grad
-    if use_nesterov:
-        return var - (grad * learning_rate + accum * momentum * learning_rate), accum
-    return var - learning_rate * accum, accum
+def _block_gradient_descent(out, var, grad, *, learning_rate):
+    new_var, = out
+    np.multiply(grad, learning_rate, out=new_var)
+    np.subtract(var, new_var, out=new_var)
 
 
-def _adagrad(var, accum, grad, *, learning_rate):
-    accum = accum + grad * grad
-    return var - grad * learning_rate * (1 / np.sqrt(accum)), accum
+def _block_momentum(out, var, accum, grad, *, learning_rate, momentum, use_nesterov=False):
+    new_var, new_accum = out
+    np.multiply(accum, momentum, out=new_accum)
+    np.add(new_accum, grad, out=new_accum)
+    if use_nesterov:  # var - (grad * lr + accum * momentum * lr)
+        np.multiply(new_accum, momentum, out=new_var)
+        np.multiply(new_var, learning_rate, out=new_var)
+        scratch = np.multiply(grad, learning_rate)
+        np.add(scratch, new_var, out=new_var)
+    else:  # var - lr * accum
+        np.multiply(new_accum, learning_rate, out=new_var)
+    np.subtract(var, new_var, out=new_var)
 
 
-def _rmsprop(var, ms, mom, grad, *, learning_rate, decay, momentum, epsilon):
-    ms = ms + (grad * grad - ms) * (1 - decay)
-    mom = mom * momentum + grad * learning_rate / np.sqrt(ms + epsilon)
-    return var - mom, ms, mom
+def _block_adagrad(out, var, accum, grad, *, learning_rate):
+    new_var, new_accum = out
+    np.multiply(grad, grad, out=new_accum)
+    np.add(accum, new_accum, out=new_accum)
+    scratch = np.sqrt(new_accum)                    # var - grad * lr * (1 / sqrt(accum))
+    np.divide(1, scratch, out=scratch)
+    np.multiply(grad, learning_rate, out=new_var)
+    np.multiply(new_var, scratch, out=new_var)
+    np.subtract(var, new_var, out=new_var)
 
 
-def _centered_rmsprop(var, ms, mg, mom, grad, *, learning_rate, decay, momentum, epsilon):
-    ms = ms + (grad * grad - ms) * (1 - decay)
-    mg = mg + (grad - mg) * (1 - decay)
-    denominator = (ms - mg * mg) + epsilon
-    mom = mom * momentum + grad * learning_rate / np.sqrt(denominator)
-    return var - mom, ms, mg, mom
+def _decayed_square(new_ms, ms, grad, decay) -> None:
+    """new_ms = ms + (grad * grad - ms) * (1 - decay)."""
+    np.multiply(grad, grad, out=new_ms)
+    np.subtract(new_ms, ms, out=new_ms)
+    np.multiply(new_ms, 1 - decay, out=new_ms)
+    np.add(ms, new_ms, out=new_ms)
+
+
+def _momentum_step(new_var, new_mom, var, mom, grad, denominator, learning_rate,
+                   momentum) -> None:
+    """new_mom = mom * momentum + grad * lr / sqrt(denominator); new_var = var - new_mom
+    (``denominator`` is scratch, overwritten)."""
+    np.sqrt(denominator, out=denominator)
+    np.multiply(grad, learning_rate, out=new_var)
+    np.divide(new_var, denominator, out=new_var)
+    np.multiply(mom, momentum, out=new_mom)
+    np.add(new_mom, new_var, out=new_mom)
+    np.subtract(var, new_mom, out=new_var)
+
+
+def _block_rmsprop(out, var, ms, mom, grad, *, learning_rate, decay, momentum, epsilon):
+    new_var, new_ms, new_mom = out
+    _decayed_square(new_ms, ms, grad, decay)
+    scratch = np.add(new_ms, epsilon)
+    _momentum_step(new_var, new_mom, var, mom, grad, scratch, learning_rate, momentum)
+
+
+def _block_centered_rmsprop(out, var, ms, mg, mom, grad, *, learning_rate, decay, momentum,
+                            epsilon):
+    new_var, new_ms, new_mg, new_mom = out
+    _decayed_square(new_ms, ms, grad, decay)
+    np.subtract(grad, mg, out=new_mg)               # mg + (grad - mg) * (1 - decay)
+    np.multiply(new_mg, 1 - decay, out=new_mg)
+    np.add(mg, new_mg, out=new_mg)
+    scratch = np.multiply(new_mg, new_mg)           # (ms - mg * mg) + epsilon
+    np.subtract(new_ms, scratch, out=scratch)
+    np.add(scratch, epsilon, out=scratch)
+    _momentum_step(new_var, new_mom, var, mom, grad, scratch, learning_rate, momentum)
 
 
 def _adam_step_size(learning_rate, beta1_power, beta2_power):
     return learning_rate * np.sqrt(1 - beta2_power) / (1 - beta1_power)
 
 
+def _adam_var(new_var, var, m, v, alpha, epsilon) -> None:
+    """new_var = var - m * alpha / (sqrt(v) + epsilon)."""
+    scratch = np.sqrt(v)
+    np.add(scratch, epsilon, out=scratch)
+    np.multiply(m, alpha, out=new_var)
+    np.divide(new_var, scratch, out=new_var)
+    np.subtract(var, new_var, out=new_var)
+
+
+def _block_adam(out, var, m, v, grad, *, alpha, beta1, beta2, epsilon):
+    new_var, new_m, new_v = out
+    np.subtract(grad, m, out=new_m)                 # m + (grad - m) * (1 - beta1)
+    np.multiply(new_m, 1 - beta1, out=new_m)
+    np.add(m, new_m, out=new_m)
+    _decayed_square(new_v, v, grad, beta2)
+    _adam_var(new_var, var, new_m, new_v, alpha, epsilon)
+
+
+def _blocked(block_rule: Callable) -> Callable:
+    """The rule over whole arrays: fresh results, computed block by block."""
+    def rule(*state_and_grad, **hypers):
+        flat = [np.ravel(a) for a in state_and_grad]
+        out = [np.empty(flat[-1].shape, np.result_type(*state_and_grad)) for _ in flat[:-1]]
+        for start in range(0, flat[-1].size, _UPDATE_BLOCK):
+            block = slice(start, start + _UPDATE_BLOCK)
+            block_rule([o[block] for o in out], *(a[block] for a in flat), **hypers)
+        return tuple(o.reshape(state_and_grad[-1].shape) for o in out)
+    return rule
+
+
+_gradient_descent = _blocked(_block_gradient_descent)
+_momentum = _blocked(_block_momentum)
+_adagrad = _blocked(_block_adagrad)
+_rmsprop = _blocked(_block_rmsprop)
+_centered_rmsprop = _blocked(_block_centered_rmsprop)
+_adam_blocks = _blocked(_block_adam)
+
+
 def _adam(var, m, v, grad, *, beta1_power, beta2_power, learning_rate, beta1, beta2, epsilon):
-    alpha = _adam_step_size(learning_rate, beta1_power, beta2_power)
-    m = m + (grad - m) * (1 - beta1)
-    v = v + (grad * grad - v) * (1 - beta2)
-    return var - m * alpha / (np.sqrt(v) + epsilon), m, v
+    return _adam_blocks(var, m, v, grad, beta1=beta1, beta2=beta2, epsilon=epsilon,
+                        alpha=_adam_step_size(learning_rate, beta1_power, beta2_power))
 
 
 def _sparse_adam(var, m, v, values, rows, *, beta1_power, beta2_power, learning_rate, beta1,
                  beta2, epsilon):
-    """TF1's sparse Adam: m and v decay everywhere, so every row with history moves."""
+    """TF1's sparse Adam: m and v decay everywhere, so every row with history moves.
+    ``m`` and ``v`` are the kernel's own copies: they are updated in place."""
     alpha = _adam_step_size(learning_rate, beta1_power, beta2_power)
-    m = m * beta1
+    np.multiply(m, beta1, out=m)
     m[rows] += values * (1 - beta1)
-    v = v * beta2
+    np.multiply(v, beta2, out=v)
     v[rows] += (values * values) * (1 - beta2)
-    return var - alpha * m / (np.sqrt(v) + epsilon), m, v
+    new_var = np.empty_like(var)
+    flat = [a.reshape(-1) for a in (new_var, var, m, v)]
+    for start in range(0, var.size, _UPDATE_BLOCK):
+        block = slice(start, start + _UPDATE_BLOCK)
+        _adam_var(*(a[block] for a in flat), alpha, epsilon)
+    return new_var, m, v
 
 
 def _adadelta(var, accum, accum_update, grad, *, lr, rho, epsilon):

@@ -169,18 +169,29 @@ def patches(x: np.ndarray, windows: Sequence[Window], pad_value=0) -> np.ndarray
                 :, ::h.dilation, ::w.dilation]
 
 
+# Up to this many input channels the patch matrix is built channel-major (see _im2col).
+_CHANNEL_MAJOR_MAX_CHANNELS = 4
+
+
 def _im2col(x: np.ndarray, windows: Sequence[Window]) -> np.ndarray:
-    """The receptive fields of NHWC ``x`` as a contiguous [N*Ho*Wo, kh*kw*C] matrix, each
-    row ordered (tap row, tap column, channel) like an HWIO filter's rows, so that a
-    convolution is one matrix product."""
+    """The receptive fields of NHWC ``x`` as an [N*Ho*Wo, kh*kw*C] matrix, each row ordered
+    (tap row, tap column, channel) like an HWIO filter's rows, so that a convolution is
+    one matrix product.
+
+    With many channels the matrix is C-ordered, copied from the window view in runs of
+    whole channel rows. With few, such runs are a value or three long, so it is built
+    transposed ([kh*kw*C, N*Ho*Wo], returned as its transpose view, which BLAS reads
+    without a copy): every (tap, channel) row is then one copy of a whole image-sized
+    window view into contiguous memory (10x faster for one channel and a 5x5 filter).
+    """
     h, w = windows
     n, channels = x.shape[0], x.shape[3]
     rows, row_size = n * h.out * w.out, h.size * w.size * channels
-    if channels == 1:  # copying tap by tap moves runs of Wo values instead of single ones
-        cols = np.empty((n, h.out, w.out, h.size * w.size), x.dtype)
+    if channels <= _CHANNEL_MAJOR_MAX_CHANNELS:
+        cols = np.empty((h.size * w.size, channels, n, h.out, w.out), x.dtype)
         for tap, view in window_taps(pad_windows(x, windows), windows):
-            cols[..., tap] = view[..., 0]
-        return cols.reshape(rows, row_size)
+            cols[tap] = view.transpose(3, 0, 1, 2)
+        return cols.reshape(row_size, rows).T
     return np.ascontiguousarray(patches(x, windows).transpose(0, 1, 2, 4, 5, 3)).reshape(
         rows, row_size)
 
@@ -272,14 +283,51 @@ def _conv_forward(x: np.ndarray, w: np.ndarray, windows) -> np.ndarray:
 def _conv_backprop_input(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np.ndarray:
     """At stride 1 the input gradient is a convolution too: of ``dy``, padded so that its
     windows end on every input position, with the filter turned by 180 degrees and its
-    channel axes swapped. Strided, that would multiply mostly zeros: there each
-    receptive field's gradient comes from one product and is added back where it read."""
+    channel axes swapped; when the input has fewer channels than the output, scattering
+    one product's receptive-field gradients (``_scatter_fields``) moves less memory and
+    multiplies wider matrices. Strided, the full correlation would multiply mostly
+    zeros: there each receptive field's gradient comes from one product and is added
+    back where it read."""
+    kh, kw, c_in, c_out = w.shape
     if all(win.stride == 1 for win in windows):
+        if c_in < c_out:
+            return _scatter_fields(dy, w, windows, in_shape)
         cropped, full_windows = _full_correlation(dy, windows, in_shape[1:3])
         return _conv_forward(cropped, w[::-1, ::-1].transpose(0, 1, 3, 2), full_windows)
-    kh, kw, c_in, _ = w.shape
     fields = (_as_rows(dy) @ _filter_matrix(w).T).reshape(dy.shape[:3] + (kh * kw, c_in))
     return accumulate_taps(lambda tap: fields[:, :, :, tap], windows, in_shape, dy.dtype)
+
+
+def _scatter_fields(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np.ndarray:
+    """The stride-1 input gradient as one product and a contiguous add per filter tap.
+
+    ``dy`` is laid on the padded input's width (zeros in the extra columns), so output
+    position (oh, ow) and the padded-input position its tap (i, j) reads lie a fixed
+    flat distance apart in every image. The product gives each tap's gradient channel
+    by channel ([taps*C_in, N, Ho*Wp]), and each tap adds it, as one shifted block,
+    into a channel-major padded input; the zero columns only add zeros.
+    """
+    h, wd = windows
+    n, height, width, c_in = in_shape
+    kh, kw, _, c_out = w.shape
+    padded_h, padded_w = height + h.before + h.after, width + wd.before + wd.after
+    if padded_w == wd.out:
+        laid = dy
+    else:
+        laid = np.zeros((n, h.out, padded_w, c_out), dy.dtype)
+        laid[:, :, :wd.out] = dy
+    length = h.out * padded_w
+    fields = (_filter_matrix(w) @ laid.reshape(n * length, c_out).T).reshape(
+        kh, kw, c_in, n, length)
+    # a tap's block ends at most (kw - 1) * dilation past the last image's grid
+    grid = np.zeros((c_in, n, padded_h * padded_w + (kw - 1) * wd.dilation), dy.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            start = i * h.dilation * padded_w + j * wd.dilation
+            grid[:, :, start:start + length] += fields[i, j]
+    image = grid[:, :, :padded_h * padded_w].reshape(c_in, n, padded_h, padded_w)
+    return np.ascontiguousarray(image[:, :, h.before:h.before + height,
+                                      wd.before:wd.before + width].transpose(1, 2, 3, 0))
 
 
 def _full_correlation(dy: np.ndarray, windows, in_hw) -> tuple:

@@ -100,13 +100,14 @@ def _max_pool_grad_grad_kernel(x, y, ddx, **attrs):
     return spec.from_nhwc(result)
 
 
-def _window_counts(windows: Sequence[Window], in_hw: Sequence[int]) -> np.ndarray:
-    """How many real (unpadded) inputs each window covers, as [1, Ho, Wo, 1]."""
+def _window_counts(windows: Sequence[Window], in_hw: Sequence[int], dtype) -> np.ndarray:
+    """How many real (unpadded) inputs each window covers, as [1, Ho, Wo, 1] of ``dtype``
+    (the data's: dividing by int64 counts would compute in float64)."""
     per_axis = []
     for win, size in zip(windows, in_hw):
         start = np.arange(win.out) * win.stride - win.before
         per_axis.append(np.clip(start + win.size, 0, size) - np.clip(start, 0, size))
-    return np.outer(*per_axis)[None, :, :, None]
+    return np.outer(*per_axis)[None, :, :, None].astype(dtype)
 
 
 def _avg_pool_kernel(x, **attrs):
@@ -115,7 +116,7 @@ def _avg_pool_kernel(x, **attrs):
     x = spec.to_nhwc(x)
     windows = spec.windows(x.shape[1:3], spec.ksize)
     total = patches(x, windows).sum(axis=(4, 5))
-    return spec.from_nhwc((total / _window_counts(windows, x.shape[1:3])).astype(x.dtype))
+    return spec.from_nhwc(total / _window_counts(windows, x.shape[1:3], total.dtype))
 
 
 def _avg_pool_grad_kernel(sizes, dy, **attrs):
@@ -123,7 +124,7 @@ def _avg_pool_grad_kernel(sizes, dy, **attrs):
     in_shape = spec.nhwc([int(s) for s in sizes])
     dy = spec.to_nhwc(dy)
     windows = spec.windows(in_shape[1:3], spec.ksize)
-    share = (dy / _window_counts(windows, in_shape[1:3])).astype(dy.dtype)
+    share = dy / _window_counts(windows, in_shape[1:3], dy.dtype)
     return spec.from_nhwc(accumulate_taps(lambda tap: share, windows, in_shape, dy.dtype))
 
 
