@@ -1,0 +1,140 @@
+"""Running one cluster: its ops traced into one ``jax.jit`` function, called per run.
+
+JAX is imported on first use (``jax_module()``), with 64-bit types enabled so float64
+and int64 graphs keep their dtypes. A cluster's compiled function takes the values of
+the variables it reads, the run number (for random ops) and its inputs, and returns
+its outputs and the new values of the variables it writes; the step writes those
+through the run context, so they are committed only if the whole run succeeds, under
+the session's per-variable locks, as every variable write is. ``jax.jit`` compiles once
+per input shape signature; the function lives with the cluster, hence with the plan.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from gradflow.backends.xla.lowerings import lowering_of
+from gradflow.framework.graph import Tensor
+from gradflow.runtime.clusters import INSTALL_HINT, ClusterNode, XlaUnavailableError
+from gradflow.runtime.optimizer import Constant
+
+__all__ = ["jax_module", "jax_available", "compile_cluster", "cluster_device"]
+
+_loaded: dict = {}
+
+
+def jax_module():
+    """The ``jax`` module, imported (and set to 64-bit types) on first use."""
+    if "jax" not in _loaded:
+        try:
+            import jax
+        except ImportError as err:
+            raise XlaUnavailableError(f"XLA compilation was asked for, but JAX is not "
+                                      f"installed. {INSTALL_HINT}") from err
+        jax.config.update("jax_enable_x64", True)
+        _loaded["jax"] = jax
+    return _loaded["jax"]
+
+
+def jax_available() -> bool:
+    """Whether JAX can be imported (tried once)."""
+    if "available" not in _loaded:
+        try:
+            jax_module()
+            _loaded["available"] = True
+        except XlaUnavailableError:
+            _loaded["available"] = False
+    return _loaded["available"]
+
+
+def cluster_device() -> str:
+    """The device clusters run on (JAX's default), in TF's spelling."""
+    platform = jax_module().default_backend().upper()
+    kind = "GPU" if platform in ("GPU", "CUDA", "ROCM") else "CPU"
+    return f"/job:localhost/replica:0/task:0/device:XLA_{kind}:0"
+
+
+class _Lowering:
+    """What a lowering sees while a cluster is traced: JAX, variables, random keys."""
+
+    def __init__(self, jax, state: dict, run):
+        self.jax = jax
+        self.jnp = jax.numpy
+        self.lax = jax.lax
+        self.state = state
+        self.run = run
+
+    def read(self, key: str):
+        return self.state[key]
+
+    def write(self, key: str, value):
+        self.state[key] = value
+        return value
+
+    def key(self, op):
+        """A key from the op's seeds and stream, advanced every run (see docs/xla.md)."""
+        random = self.jax.random
+        key = random.PRNGKey(int(op._attrs.get("seed", 0)))
+        for part in (op._attrs.get("seed2", 0), op._attrs.get("stream", 0)):
+            key = random.fold_in(key, int(part) & 0x7FFFFFFF)
+        return random.fold_in(key, self.run)
+
+
+def _ref_key(value: Tensor) -> str:
+    return value.op._attrs["shared_name"]
+
+
+def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNode:
+    """The ClusterNode running ``members`` (program nodes, creation order) as one."""
+    jax = jax_module()
+    reads, writes = [], []
+    for node in members:
+        lowering = lowering_of(node.op._type)
+        for position in sorted(lowering.refs):
+            key = _ref_key(node.inputs[position])
+            if lowering.reads and key not in writes and key not in reads:
+                reads.append(key)
+            if lowering.writes and key not in writes:
+                writes.append(key)
+    dtypes_out = [np.dtype(t.dtype.as_numpy_dtype) for t in outputs]
+
+    def traced(run, read_values, input_values):
+        state = dict(zip(reads, read_values, strict=True))
+        lower = _Lowering(jax, state, run)
+        env = dict(zip(inputs, input_values, strict=True))
+        for node in members:
+            lowering = lowering_of(node.op._type)
+            args = [_argument(value, position, lowering, env)
+                    for position, value in enumerate(node.inputs)]
+            result = lowering.fn(lower, node.op, *args)
+            results = (result,) if len(node.outputs) == 1 else tuple(result)
+            for t, value in zip(node.outputs, results, strict=True):
+                env[t] = value
+        return (tuple(jax.numpy.asarray(env[t]).astype(d) for t, d in
+                      zip(outputs, dtypes_out, strict=True)),
+                tuple(state[k] for k in writes))
+
+    compiled = jax.jit(traced)
+    runs = [0]
+    single = len(outputs) == 1
+
+    def call(ctx, *input_values):
+        read_values = [ctx.read_variable(k, k) for k in reads]
+        runs[0] += 1
+        results, written = compiled(np.uint32(runs[0]), read_values, input_values)
+        for key, value in zip(writes, written, strict=True):
+            ctx.write_variable(key, np.asarray(value))
+        if single:
+            return np.asarray(results[0])
+        return tuple(np.asarray(r) for r in results)
+
+    return ClusterNode([node.op for node in members], inputs, outputs, call, cluster_device())
+
+
+def _argument(value, position: int, lowering, env: dict):
+    if position in lowering.refs:
+        return _ref_key(value)
+    if isinstance(value, Constant):
+        return value.value
+    return env[value]

@@ -1,0 +1,72 @@
+"""The hook through which a compiling backend turns parts of a plan into clusters.
+
+The runtime knows nothing of any compiler. A backend (``gradflow/backends/xla``)
+registers a *cluster compiler*: a function given a plan's program and whether the whole
+graph was asked to compile (``ConfigProto``'s ``global_jit_level``); it returns the
+program with groups of nodes replaced by ``ClusterNode``s. The plan compiler consults
+it only when a plan asks: the session's config turns global jit on, or an op of the
+plan carries ``_XlaCompile`` (``jit_scope``). Without a registered compiler such a plan
+raises ``XlaUnavailableError``.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from gradflow.framework.graph import Operation
+
+__all__ = ["ClusterNode", "register_cluster_compiler", "cluster_compiler", "jit_requested",
+           "global_jit_requested", "XlaUnavailableError", "INSTALL_HINT"]
+
+INSTALL_HINT = 'XLA compilation needs JAX: pip install "gradflow[xla]" (or pip install jax)'
+
+
+class XlaUnavailableError(ImportError):
+    """Raised when a graph asks for XLA compilation and no backend can provide it."""
+
+
+class ClusterNode:
+    """Program nodes compiled as one: ``call(ctx, *input values)`` returns ``outputs``' values.
+
+    ``ops`` are the member ops in creation order; ``inputs`` the values (tensors or
+    plan constants) read from outside; ``outputs`` the member outputs read outside or
+    fetched; ``device`` the device the cluster runs on, in TF's spelling.
+    """
+
+    __slots__ = ("ops", "inputs", "outputs", "call", "device")
+
+    def __init__(self, ops: Sequence[Operation], inputs: list, outputs: list, call: Callable,
+                 device: str):
+        self.ops = tuple(ops)
+        self.inputs = inputs
+        self.outputs = outputs
+        self.call = call
+        self.device = device
+
+
+_compiler: list = []
+
+
+def register_cluster_compiler(compiler: Callable) -> None:
+    """Installs ``compiler(program, global_jit) -> program`` (the last one registered wins)."""
+    _compiler[:] = [compiler]
+
+
+def cluster_compiler() -> Callable:
+    """The registered cluster compiler; XlaUnavailableError when there is none."""
+    if not _compiler:
+        raise XlaUnavailableError(f"This graph asks for XLA compilation, but no XLA backend "
+                                  f"is loaded. {INSTALL_HINT}")
+    return _compiler[0]
+
+
+# OptimizerOptions.GlobalJitLevel: DEFAULT = 0 and OFF = -1 leave graphs on NumPy.
+def global_jit_requested(config) -> bool:
+    """Whether a ``ConfigProto`` asks for whole-graph compilation (``ON_1``/``ON_2``)."""
+    if config is None:
+        return False
+    return config.graph_options.optimizer_options.global_jit_level > 0
+
+
+def jit_requested(ops: Sequence[Operation], global_jit: bool) -> bool:
+    """Whether a plan of ``ops`` asks to be clustered."""
+    return global_jit or any(op._attrs.get("_XlaCompile") is True for op in ops)
