@@ -27,11 +27,12 @@ __all__ = ["Lowering", "LOWERINGS", "lowering_of"]
 class Lowering:
     """How one op type compiles: the function, and which inputs are static or refs."""
 
-    __slots__ = ("fn", "static", "refs", "writes", "reads", "accepts")
+    __slots__ = ("fn", "static", "refs", "writes", "reads", "accepts", "random")
 
     def __init__(self, fn: Callable, static: tuple = (), refs: tuple = (), writes: bool = False,
-                 reads: bool = True, accepts: Optional[Callable] = None):
+                 reads: bool = True, accepts: Optional[Callable] = None, random: bool = False):
         self.fn = fn
+        self.random = random  # draws from a key of its own (L.key(op))
         self.accepts = accepts  # op -> whether these attrs lower (None: all do)
         self.static = frozenset(static)
         self.refs = frozenset(refs)
@@ -47,10 +48,10 @@ def lowering_of(op_type: str) -> Optional[Lowering]:
 
 
 def _register(op_types, static: tuple = (), refs: tuple = (), writes: bool = False,
-              reads: bool = True, accepts: Optional[Callable] = None):
+              reads: bool = True, accepts: Optional[Callable] = None, random: bool = False):
     def decorate(fn):
         for op_type in (op_types,) if isinstance(op_types, str) else op_types:
-            LOWERINGS[op_type] = Lowering(fn, static, refs, writes, reads, accepts)
+            LOWERINGS[op_type] = Lowering(fn, static, refs, writes, reads, accepts, random)
         return fn
     return decorate
 
@@ -582,19 +583,19 @@ def _random_shape(shape) -> tuple:
     return tuple(int(s) for s in np.reshape(shape, -1))
 
 
-@_register("RandomUniform", static=(0,))
+@_register("RandomUniform", static=(0,), random=True)
 def _random_uniform(L, op, shape):
     dtype = op._attrs["dtype"].as_numpy_dtype
     return L.jax.random.uniform(L.key(op), _random_shape(shape), dtype)
 
 
-@_register("RandomStandardNormal", static=(0,))
+@_register("RandomStandardNormal", static=(0,), random=True)
 def _random_normal(L, op, shape):
     dtype = op._attrs["dtype"].as_numpy_dtype
     return L.jax.random.normal(L.key(op), _random_shape(shape), dtype)
 
 
-@_register("TruncatedNormal", static=(0,))
+@_register("TruncatedNormal", static=(0,), random=True)
 def _truncated_normal(L, op, shape):
     dtype = op._attrs["dtype"].as_numpy_dtype
     return L.jax.random.truncated_normal(L.key(op), -2.0, 2.0, _random_shape(shape), dtype)

@@ -2,7 +2,8 @@
 
 JAX is imported on first use (``jax_module()``), with 64-bit types enabled so float64
 and int64 graphs keep their dtypes. A cluster's compiled function takes the values of
-the variables it reads, the run number (for random ops) and its inputs, and returns
+the variables it reads, how often each of its random ops ran before (a count kept in
+the session, so each run draws anew) and its inputs, and returns
 its outputs and the new values of the variables it writes; the step writes those
 through the run context, so they are committed only if the whole run succeeds, under
 the session's per-variable locks, as every variable write is. ``jax.jit`` compiles once
@@ -58,12 +59,13 @@ def cluster_device() -> str:
 class _Lowering:
     """What a lowering sees while a cluster is traced: JAX, variables, random keys."""
 
-    def __init__(self, jax, state: dict, run):
+    def __init__(self, jax, state: dict, draws: dict, seeds: dict):
         self.jax = jax
         self.jnp = jax.numpy
         self.lax = jax.lax
         self.state = state
-        self.run = run
+        self.draws = draws  # random op -> how many times it ran before (traced)
+        self.seeds = seeds  # random op -> its (seed, seed2)
 
     def read(self, key: str):
         return self.state[key]
@@ -73,12 +75,24 @@ class _Lowering:
         return value
 
     def key(self, op):
-        """A key from the op's seeds and stream, advanced every run (see docs/xla.md)."""
+        """The key of the op's next draw: its seeds, then how often it ran before."""
         random = self.jax.random
-        key = random.PRNGKey(int(op._attrs.get("seed", 0)))
-        for part in (op._attrs.get("seed2", 0), op._attrs.get("stream", 0)):
-            key = random.fold_in(key, int(part) & 0x7FFFFFFF)
-        return random.fold_in(key, self.run)
+        seed, seed2 = self.seeds[op]
+        return random.fold_in(random.fold_in(random.PRNGKey(seed), seed2), self.draws[op])
+
+
+def _op_seeds(op) -> tuple:
+    """The op's (seed, seed2); an unseeded op (0, 0) gets fresh entropy, as on NumPy."""
+    seed, seed2 = int(op._attrs.get("seed", 0)), int(op._attrs.get("seed2", 0))
+    if seed == 0 and seed2 == 0:
+        seed, seed2 = (int(v) & 0x7FFFFFFF for v in np.random.SeedSequence().generate_state(2))
+    return seed, seed2
+
+
+def _draw_key(op) -> tuple:
+    """The session-state entry counting a compiled random op's runs (beside the NumPy
+    stream's own entry, whose lock the plan holds)."""
+    return ("xla_random_draws", op._attrs.get("stream"))
 
 
 def _ref_key(value: Tensor) -> str:
@@ -98,10 +112,13 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
             if lowering.writes and key not in writes:
                 writes.append(key)
     dtypes_out = [np.dtype(t.dtype.as_numpy_dtype) for t in outputs]
+    randoms = [node.op for node in members if lowering_of(node.op._type).random]
+    seeds = {op: _op_seeds(op) for op in randoms}
+    draw_keys = [_draw_key(op) for op in randoms]
 
-    def traced(run, read_values, input_values):
+    def traced(draws, read_values, input_values):
         state = dict(zip(reads, read_values, strict=True))
-        lower = _Lowering(jax, state, run)
+        lower = _Lowering(jax, state, dict(zip(randoms, draws, strict=True)), seeds)
         env = dict(zip(inputs, input_values, strict=True))
         for node in members:
             lowering = lowering_of(node.op._type)
@@ -116,15 +133,16 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
                 tuple(state[k] for k in writes))
 
     compiled = jax.jit(traced)
-    runs = [0]
     single = len(outputs) == 1
 
     def call(ctx, *input_values):
         read_values = [ctx.read_variable(k, k) for k in reads]
-        runs[0] += 1
-        results, written = compiled(np.uint32(runs[0]), read_values, input_values)
+        draws = [ctx.read_variable(k, "") if ctx.is_initialized(k) else 0 for k in draw_keys]
+        results, written = compiled([np.uint32(d) for d in draws], read_values, input_values)
         for key, value in zip(writes, written, strict=True):
             ctx.write_variable(key, np.asarray(value))
+        for key, count in zip(draw_keys, draws, strict=True):
+            ctx.write_variable(key, count + 1)
         if single:
             return np.asarray(results[0])
         return tuple(np.asarray(r) for r in results)
