@@ -13,7 +13,11 @@ OPTIMIZERS = {
     "sgd": lambda: gf.train.GradientDescentOptimizer(0.1),
     "momentum": lambda: gf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True),
     "adam": lambda: gf.train.AdamOptimizer(0.01),
+    "adagrad": lambda: gf.train.AdagradOptimizer(0.1),
+    "rmsprop": lambda: gf.train.RMSPropOptimizer(0.01, momentum=0.5),
 }
+APPLY_OPS = {"sgd": "ApplyGradientDescent", "momentum": "ApplyMomentum", "adam": "ApplyAdam",
+             "adagrad": "ApplyAdagrad", "rmsprop": "ApplyRMSProp"}
 
 
 def _init(rng, shape, scale):
@@ -62,13 +66,14 @@ def _train(model, optimizer, config, dtype):
 
 
 # JAX compiles each training step in ~1 s: the SGD steps run by default, the rest with -m slow
-@pytest.mark.parametrize("optimizer", ["sgd", pytest.param("momentum", marks=pytest.mark.slow),
-                                       pytest.param("adam", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("optimizer", ["sgd"] + [pytest.param(name, marks=pytest.mark.slow)
+                                                 for name in ("momentum", "adam", "adagrad",
+                                                              "rmsprop")])
 @pytest.mark.parametrize("model", [_mlp, _cnn], ids=["mlp", "cnn"])
 def test_training_steps_match_numpy(model, optimizer):
     want_losses, want_vars, _ = _train(model, optimizer, None, gf.float64)
     losses, variables, types = _train(model, optimizer, jit_config(), gf.float64)
-    assert f"Apply{'GradientDescent' if optimizer == 'sgd' else optimizer.title()}" in types
+    assert APPLY_OPS[optimizer] in types
     np.testing.assert_allclose(losses, want_losses, rtol=1e-9)
     for got, want in zip(variables, want_vars, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
