@@ -164,3 +164,25 @@ def test_ops_without_lowering_stay_on_numpy():
         with gf.Session(graph=graph, config=jit_config()) as sess:
             np.testing.assert_allclose(sess.run(y, {x: value}),
                                        np.linalg.det(np.tanh(value) * 2 + 3 * np.eye(3)))
+
+
+def test_kernel_checks_still_raise_inside_clusters():
+    graph = gf.Graph()
+    with graph.as_default():
+        v = gf.Variable(np.zeros(3), name="v")
+        logits = gf.placeholder(gf.float64, [2, 3])
+        labels = gf.placeholder(gf.int32, [2])
+        loss = gf.reduce_sum(gf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=gf.tanh(logits), name="xent"))
+        update = gf.assign_add(v, gf.fill([3], loss))
+        picked = gf.gather(gf.exp(logits), labels, name="picked")
+        with gf.Session(graph=graph, config=jit_config()) as sess:
+            sess.run(v.initializer)
+            with pytest.raises(gf.errors.InvalidArgumentError,
+                               match=r"label value of 7 .*\n.*node xent"):
+                sess.run(update, {logits: np.ones((2, 3)), labels: [0, 7]})
+            np.testing.assert_array_equal(sess.run(v), np.zeros(3))
+            with pytest.raises(gf.errors.InvalidArgumentError, match=r"indices\[1\] = -1"):
+                sess.run(picked, {logits: np.ones((2, 3)), labels: [0, -1]})
+            sess.run(update, {logits: np.ones((2, 3)), labels: [0, 2]})
+            assert sess.run(v)[0] > 0

@@ -2,11 +2,13 @@
 
 A lowering is ``fn(L, op, *args)`` returning the op's output (a tuple for several): ``L``
 is the lowering context (``L.jnp``, ``L.lax``, ``L.read``/``L.write`` for variables,
-``L.key(op)`` for random ops), ``op`` the graph op (its attrs), ``args`` the input
-values. Inputs listed as *static* arrive as NumPy arrays (plan-time constants: shapes,
+``L.key(op)`` for random ops, ``L.check(op, bad, inputs)`` for the run-time checks
+of the kernels: where ``bad`` holds anywhere, the run raises the kernel's own error),
+``op`` the graph op (its attrs), ``args`` the input values. Inputs listed as *static* arrive as NumPy arrays (plan-time constants: shapes,
 axes, permutations, paddings); inputs listed as *refs* arrive as the variable's key.
 The NumPy kernels stay the reference: every lowering gives their values within float
-tolerance (``tests/backends/test_xla_lowerings.py``).
+tolerance (``tests/backends/test_xla_ops.py``; ``GRADFLOW_XLA=1`` runs any suite
+compiled).
 
 Ops that only select or scatter elements with static shapes (slices, strided slices
 and their gradients, tiles, pads, reversals) lower through their own NumPy kernel: run
@@ -232,9 +234,23 @@ def _reduction(name: str) -> Callable:
     return lower
 
 
-for _type, _name in {"Sum": "sum", "Mean": "mean", "Max": "max", "Min": "min",
-                     "Prod": "prod", "All": "all", "Any": "any"}.items():
+for _type, _name in {"Sum": "sum", "Mean": "mean", "Prod": "prod", "All": "all",
+                     "Any": "any"}.items():
     _register(_type, static=(1,))(_reduction(_name))
+
+
+@_register(("Max", "Min"), static=(1,))
+def _extreme(L, op, x, axis):
+    """Max and Min; over no elements they give the dtype's lowest (highest) value, as
+    the kernels do."""
+    axes = _axes(axis, x.ndim)
+    keep = bool(op._attrs.get("keep_dims", False))
+    fn = L.jnp.max if op._type == "Max" else L.jnp.min
+    if all(x.shape[a] for a in axes):
+        return fn(x, axis=axes, keepdims=keep)
+    floating = L.jnp.issubdtype(x.dtype, L.jnp.floating)
+    limits = (-np.inf, np.inf) if floating else (np.iinfo(x.dtype).min, np.iinfo(x.dtype).max)
+    return fn(x, axis=axes, keepdims=keep, initial=limits[0 if op._type == "Max" else 1])
 
 
 @_register(("ArgMax", "ArgMin"), static=(1,))
@@ -313,6 +329,7 @@ def _unpack(L, op, x):
 
 @_register("GatherV2", static=(2,), accepts=lambda op: not op._attrs.get("batch_dims", 0))
 def _gather(L, op, params, indices, axis):
+    L.check(op, (indices < 0) | (indices >= params.shape[int(axis)]), (params, indices, axis))
     return L.jnp.take(params, indices, axis=int(axis), mode="clip")
 
 
@@ -400,13 +417,15 @@ def _log_softmax(L, op, x):
 @_register("SoftmaxCrossEntropyWithLogits")
 def _softmax_xent(L, op, logits, labels):
     log_p = L.jax.nn.log_softmax(logits, axis=-1)
-    return -L.jnp.sum(labels * log_p, axis=-1), L.jnp.exp(log_p) - labels
+    mass = L.jnp.sum(labels, axis=-1, keepdims=True)  # the exact derivative, as the kernel
+    return -L.jnp.sum(labels * log_p, axis=-1), L.jnp.exp(log_p) * mass - labels
 
 
 @_register("SparseSoftmaxCrossEntropyWithLogits")
 def _sparse_softmax_xent(L, op, logits, labels):
+    L.check(op, (labels < 0) | (labels >= logits.shape[-1]), (logits, labels))
     log_p = L.jax.nn.log_softmax(logits, axis=-1)
-    hot = labels[:, None] == L.jnp.arange(logits.shape[-1], dtype=labels.dtype)
+    hot = labels[..., None] == L.jnp.arange(logits.shape[-1], dtype=labels.dtype)
     loss = -L.jnp.sum(L.jnp.where(hot, log_p, L.jnp.zeros_like(log_p)), axis=-1)
     return loss, L.jnp.exp(log_p) - hot.astype(logits.dtype)
 

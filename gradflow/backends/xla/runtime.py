@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from gradflow.backends.xla.lowerings import lowering_of
+from gradflow.framework import errors
 from gradflow.framework.graph import Tensor
 from gradflow.runtime.clusters import INSTALL_HINT, ClusterNode, XlaUnavailableError
 from gradflow.runtime.optimizer import Constant
@@ -66,6 +67,11 @@ class _Lowering:
         self.state = state
         self.draws = draws  # random op -> how many times it ran before (traced)
         self.seeds = seeds  # random op -> its (seed, seed2)
+        self.checks: list = []  # (op, any input bad?, the op's inputs), traced
+
+    def check(self, op, bad, inputs: tuple) -> None:
+        """Makes the run raise ``op``'s kernel error where ``bad`` holds anywhere."""
+        self.checks.append((op, self.jnp.any(bad), inputs))
 
     def read(self, key: str):
         return self.state[key]
@@ -116,6 +122,8 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
     seeds = {op: _op_seeds(op) for op in randoms}
     draw_keys = [_draw_key(op) for op in randoms]
 
+    checked_ops: list = []  # the ops whose checks the compiled function returns
+
     def traced(draws, read_values, input_values):
         state = dict(zip(reads, read_values, strict=True))
         lower = _Lowering(jax, state, dict(zip(randoms, draws, strict=True)), seeds)
@@ -128,9 +136,11 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
             results = (result,) if len(node.outputs) == 1 else tuple(result)
             for t, value in zip(node.outputs, results, strict=True):
                 env[t] = value
+        checked_ops[:] = [op for op, _, _ in lower.checks]
         return (tuple(jax.numpy.asarray(env[t]).astype(d) for t, d in
                       zip(outputs, dtypes_out, strict=True)),
-                tuple(state[k] for k in writes))
+                tuple(state[k] for k in writes),
+                tuple((bad, inputs) for _, bad, inputs in lower.checks))
 
     compiled = jax.jit(traced)
     single = len(outputs) == 1
@@ -148,7 +158,11 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
     def call(ctx, *input_values):
         read_values = [device_value(ctx, k) for k in reads]
         draws = [ctx.read_variable(k, "") if ctx.is_initialized(k) else 0 for k in draw_keys]
-        results, written = compiled([np.uint32(d) for d in draws], read_values, input_values)
+        results, written, checks = compiled([np.uint32(d) for d in draws], read_values,
+                                            input_values)
+        for op, (bad, inputs) in zip(checked_ops, checks, strict=True):
+            if bad:
+                _raise_kernel_error(op, inputs)
         for key, value in zip(writes, written, strict=True):
             view = np.asarray(value)
             on_device[key] = (view, value)
@@ -160,6 +174,20 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
         return tuple(np.asarray(r) for r in results)
 
     return ClusterNode([node.op for node in members], inputs, outputs, call, cluster_device())
+
+
+def _raise_kernel_error(op, inputs: tuple) -> None:
+    """Raises what ``op``'s NumPy kernel raises for these inputs, naming the node."""
+    attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
+    try:
+        op._op_def.kernel(*(np.asarray(v) for v in inputs), **attrs)
+    except errors.OpError as err:
+        err.op = op
+        err.message = f"{err.message}\n\t [[node {op.name} (op type {op.type})]]"
+        err.args = (err.message,)
+        raise
+    raise errors.InvalidArgumentError(None, op, f"Invalid input to op '{op.name}' "
+                                                f"(type {op.type})")
 
 
 def _argument(value, position: int, lowering, env: dict):
