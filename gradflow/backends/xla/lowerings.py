@@ -1,12 +1,13 @@
 """Lowerings of gradflow op types to JAX, keyed by op type.
 
-A lowering is ``fn(L, op, *args)`` returning the op's output (a tuple for several): ``L``
-is the lowering context (``L.jnp``, ``L.lax``, ``L.read``/``L.write`` for variables,
-``L.key(op)`` for random ops, ``L.check(op, bad, inputs)`` for the run-time checks
-of the kernels: where ``bad`` holds anywhere, the run raises the kernel's own error),
-``op`` the graph op (its attrs), ``args`` the input values. Inputs listed as *static*
-arrive as NumPy arrays (plan-time constants: shapes, axes, permutations, paddings);
-inputs listed as *refs* arrive as the variable's key. The NumPy kernels stay the reference: every lowering gives their values within float
+A lowering is ``fn(L, op, *args)`` returning the op's output (a tuple for several).
+``L`` is the lowering context: ``L.jnp``, ``L.lax``, ``L.read``/``L.write`` for
+variables, ``L.key(op)`` for random ops, and ``L.check(op, bad, inputs)`` for the
+kernels' run-time checks (where ``bad`` holds anywhere, the run raises the kernel's
+own error). ``op`` is the graph op (its attrs), ``args`` the input values. Inputs
+listed as *static* arrive as NumPy arrays (plan-time constants: shapes, axes,
+permutations, paddings); inputs listed as *refs* arrive as the variable's key. The
+NumPy kernels stay the reference: every lowering gives their values within float
 tolerance (``tests/backends/test_xla_ops.py``; ``GRADFLOW_XLA=1`` runs any suite
 compiled).
 
