@@ -186,3 +186,13 @@ def test_kernel_checks_still_raise_inside_clusters():
                 sess.run(picked, {logits: np.ones((2, 3)), labels: [0, -1]})
             sess.run(update, {logits: np.ones((2, 3)), labels: [0, 2]})
             assert sess.run(v)[0] > 0
+
+
+def test_scalar_results_are_numpy_scalars_as_on_numpy():
+    graph = gf.Graph()
+    with graph.as_default():
+        x = gf.placeholder(gf.float32, [3])
+        total = gf.reduce_sum(gf.tanh(x) * 2.0)
+        with gf.Session(graph=graph, config=jit_config()) as sess:
+            value = sess.run(total, {x: [1.0, 2.0, 3.0]})
+    assert isinstance(value, np.float32)

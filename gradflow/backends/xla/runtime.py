@@ -170,10 +170,16 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
         for key, count in zip(draw_keys, draws, strict=True):
             ctx.write_variable(key, count + 1)
         if single:
-            return np.asarray(results[0])
-        return tuple(np.asarray(r) for r in results)
+            return _host(results[0])
+        return tuple(_host(r) for r in results)
 
     return ClusterNode([node.op for node in members], inputs, outputs, call, cluster_device())
+
+
+def _host(value):
+    """A cluster output as the NumPy kernels give it: an array, a NumPy scalar if 0-d."""
+    array = np.asarray(value)
+    return array[()] if array.ndim == 0 else array
 
 
 def _raise_kernel_error(op, inputs: tuple) -> None:
