@@ -5,13 +5,13 @@ registers a *cluster compiler*: a function given a plan's program and whether th
 graph was asked to compile (``ConfigProto``'s ``global_jit_level``); it returns the
 program with groups of nodes replaced by ``ClusterNode``s. The plan compiler consults
 it only when a plan asks: the session's config turns global jit on, or an op of the
-plan carries ``_XlaCompile`` (``jit_scope``). Without a registered compiler such a plan
-raises ``XlaUnavailableError``.
+plan carries ``_XlaCompile`` (``jit_scope``). Without a registered compiler a global-jit
+plan raises ``XlaUnavailableError``; ops marked by attrs alone run on NumPy.
 """
 from __future__ import annotations
 
 import os
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 from gradflow.framework.graph import Operation
 
@@ -52,11 +52,14 @@ def register_cluster_compiler(compiler: Callable) -> None:
     _compiler[:] = [compiler]
 
 
-def cluster_compiler() -> Callable:
-    """The registered cluster compiler; XlaUnavailableError when there is none."""
+def cluster_compiler(required: bool) -> Optional[Callable]:
+    """The registered cluster compiler. Without one: None, or XlaUnavailableError when
+    compilation is ``required`` (global jit; compile attrs alone leave ops on NumPy)."""
     if not _compiler:
-        raise XlaUnavailableError(f"This graph asks for XLA compilation, but no XLA backend "
-                                  f"is loaded. {INSTALL_HINT}")
+        if required:
+            raise XlaUnavailableError(f"This graph asks for XLA compilation, but no XLA "
+                                      f"backend is loaded. {INSTALL_HINT}")
+        return None
     return _compiler[0]
 
 

@@ -410,8 +410,8 @@ def compile_plan(graph: Graph, fetch_tensors: Sequence[Tensor], feed_tensors: Se
         if op._op_def.kernel is None:
             raise errors.InvalidArgumentError(None, op, _unfed_message(op))
 
-    compiler = clusters.cluster_compiler() if clusters.jit_requested(ops, global_jit) \
-        else None
+    compiler = clusters.cluster_compiler(global_jit) \
+        if clusters.jit_requested(ops, global_jit) else None
 
     def schedule(optimized: bool) -> Plan:
         with gc_paused():  # compiling makes objects per op: no collections of the graph

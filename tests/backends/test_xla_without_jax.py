@@ -9,6 +9,7 @@ import pytest
 
 import gradflow as gf
 from gradflow.backends.xla import runtime
+from gradflow.runtime import clusters
 from gradflow.runtime.clusters import XlaUnavailableError
 from xla_helpers import jit_config
 
@@ -53,3 +54,17 @@ def test_graphs_only_marked_by_compile_attrs_still_run_on_numpy(no_jax):
             y = gf.tanh(x) * 2.0
         with gf.Session(graph=graph) as sess:
             np.testing.assert_allclose(sess.run(y, {x: [0.0, 1.0]}), 2 * np.tanh([0.0, 1.0]))
+
+
+def test_without_a_registered_backend_only_global_jit_fails(monkeypatch):
+    monkeypatch.setattr(clusters, "_compiler", [])
+    graph = gf.Graph()
+    with graph.as_default():
+        x = gf.placeholder(gf.float64, [2])
+        with gf.jit_scope():
+            y = gf.tanh(x) * 2.0
+        with gf.Session(graph=graph) as sess:
+            np.testing.assert_allclose(sess.run(y, {x: [0.0, 1.0]}), 2 * np.tanh([0.0, 1.0]))
+        with gf.Session(graph=graph, config=jit_config()) as sess:
+            with pytest.raises(XlaUnavailableError, match="no XLA backend is loaded"):
+                sess.run(y, {x: [0.0, 1.0]})
