@@ -322,7 +322,10 @@ def _interpret_traced(steps: list, context, values: list, trace: list) -> None:
         results = [result] if len(step.outputs) == 1 else list(result)
         for slot, value in zip(step.outputs, results):
             values[slot] = value
-        trace.append((step.op, start, end, results))
+        if isinstance(step, ClusterStep):  # every op of a cluster, over the cluster's span
+            trace.extend((op, start, end, []) for op in step.cluster_ops)
+        else:
+            trace.append((step.op, start, end, results))
         for slot in step.frees:
             values[slot] = None
 

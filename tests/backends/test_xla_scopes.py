@@ -196,3 +196,16 @@ def test_scalar_results_are_numpy_scalars_as_on_numpy():
         with gf.Session(graph=graph, config=jit_config()) as sess:
             value = sess.run(total, {x: [1.0, 2.0, 3.0]})
     assert isinstance(value, np.float32)
+
+
+def test_a_traced_run_reports_every_op_of_a_cluster():
+    graph = gf.Graph()
+    with graph.as_default():
+        x = gf.placeholder(gf.float32, [3])
+        y = gf.tanh(x, name="t") * 2.0
+        metadata = gf.RunMetadata()
+        with gf.Session(graph=graph, config=jit_config()) as sess:
+            sess.run(y, {x: [1.0, 2.0, 3.0]}, run_metadata=metadata,
+                     options=gf.RunOptions(trace_level=gf.RunOptions.FULL_TRACE))
+    names = {n.node_name for n in metadata.step_stats.dev_stats[0].node_stats}
+    assert {"t", "mul"} <= names
