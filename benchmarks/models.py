@@ -36,8 +36,9 @@ def batch(input_shape, classes: int, size: int, seed: int = 1) -> tuple:
 
 # ------------------------------------------------------------ gradflow and TensorFlow
 def graph_train_step(module, layers: list, x_value: np.ndarray,
-                     y_value: np.ndarray) -> Callable[[], object]:
-    """One SGD step as ``sess.run(train_op)`` in gradflow or TF1 graph mode."""
+                     y_value: np.ndarray, config=None) -> Callable[[], object]:
+    """One SGD step as ``sess.run(train_op)`` in gradflow or TF1 graph mode (``config``:
+    the session's ``ConfigProto``, e.g. one turning XLA on)."""
     graph = module.Graph()
     with graph.as_default():
         x = module.placeholder(module.float32, x_value.shape, name="x")
@@ -47,7 +48,7 @@ def graph_train_step(module, layers: list, x_value: np.ndarray,
             module.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
         train = module.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss)
         init = module.global_variables_initializer()
-    session = module.Session(graph=graph)
+    session = module.Session(graph=graph, config=config)
     session.run(init)
     feed = {x: x_value, y: y_value}
     return lambda: session.run(train, feed)

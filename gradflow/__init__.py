@@ -88,3 +88,5 @@ from gradflow import debugging  # noqa: F401,E402
 from gradflow.summary import Event, SessionLog, Summary  # noqa: F401,E402
 from gradflow.compat import v1 as _compat_v1  # noqa: F401,E402
 from gradflow import client  # noqa: F401,E402
+# XLA through JAX (docs/xla.md): tf.xla.experimental, tf.contrib.compiler.jit.
+from gradflow import contrib, xla  # noqa: F401,E402

@@ -28,7 +28,7 @@ import numpy as np
 from gradflow.framework import errors
 from gradflow.framework.function import Function
 from gradflow.framework.graph import Graph, Operation, Tensor, gc_paused
-from gradflow.runtime import blas_threads, codegen, fast_kernels
+from gradflow.runtime import blas_threads, clusters, codegen, fast_kernels
 from gradflow.runtime.optimizer import Constant, Program, build_program
 from gradflow.runtime.state_locks import state_order
 
@@ -157,11 +157,13 @@ class Step:
     tells a fast kernel from the op's own.
     """
 
-    __slots__ = ("op", "call", "args", "out", "outputs", "frees", "needs_context", "fast")
+    __slots__ = ("op", "call", "args", "out", "outputs", "frees", "needs_context", "fast",
+                 "tensors")
 
     def __init__(self, op: Operation, call, args: tuple, outputs: tuple, needs_context: bool,
-                 fast: bool):
+                 fast: bool, tensors: Optional[Sequence[Tensor]] = None):
         self.op = op
+        self.tensors = op.outputs if tensors is None else tensors  # one per output slot
         self.call = call
         self.args = args
         self.out: Optional[int] = None
@@ -169,6 +171,17 @@ class Step:
         self.frees: tuple = ()
         self.needs_context = needs_context
         self.fast = fast
+
+
+class ClusterStep(Step):
+    """A compiled cluster's step: its ``call`` runs all of ``cluster_ops`` at once."""
+
+    __slots__ = ("cluster_ops", "device")
+
+    def __init__(self, node: clusters.ClusterNode, args: tuple, outputs: tuple):
+        super().__init__(node.ops[-1], node.call, args, outputs, True, False, node.outputs)
+        self.cluster_ops = node.ops
+        self.device = node.device
 
 
 SCRATCH = -1
@@ -193,6 +206,12 @@ class Plan:
         self.reference: Optional[Plan] = None  # the unoptimized twin, when verifying
         # the session-state keys a run may write, in locking order (None: unknown)
         self.writes: Optional[tuple] = ()
+        # the compiled clusters' ops, one tuple of op names a cluster (runtime/clusters.py)
+        compiled = [step for step in steps if isinstance(step, ClusterStep)]
+        self.clusters: tuple = tuple(tuple(op.name for op in step.cluster_ops)
+                                     for step in compiled)
+        self.cluster_devices = {op.name: step.device for step in compiled
+                                for op in step.cluster_ops}
 
     def run(self, context: Optional[RunContext], feed_values: Sequence,
             trace: Optional[list] = None) -> list:
@@ -303,7 +322,10 @@ def _interpret_traced(steps: list, context, values: list, trace: list) -> None:
         results = [result] if len(step.outputs) == 1 else list(result)
         for slot, value in zip(step.outputs, results):
             values[slot] = value
-        trace.append((step.op, start, end, results))
+        if isinstance(step, ClusterStep):  # every op of a cluster, over the cluster's span
+            trace.extend((op, start, end, []) for op in step.cluster_ops)
+        else:
+            trace.append((step.op, start, end, results))
         for slot in step.frees:
             values[slot] = None
 
@@ -324,10 +346,9 @@ def _raise_kernel_error(step: Step, err: Exception):
 
 def _check_outputs(step: Step, results: list) -> None:
     """Kernel outputs must have their tensors' static dtypes and shapes."""
-    op = step.op
-    for tensor, slot, value in zip(op.outputs, step.outputs, results):
+    for tensor, slot, value in zip(step.tensors, step.outputs, results):
         if slot != SCRATCH:
-            _check_value(op, tensor, value)
+            _check_value(tensor.op, tensor, value)
 
 
 def _check_value(op: Operation, tensor: Tensor, value) -> None:
@@ -372,12 +393,14 @@ def _op_id(op: Operation) -> int:
 def compile_plan(graph: Graph, fetch_tensors: Sequence[Tensor], feed_tensors: Sequence[Tensor],
                  target_ops: Sequence[Operation] = (),
                  optimize: Optional[bool] = None,
-                 track_writes: bool = True) -> "Plan | _TieredPlan":
+                 track_writes: bool = True, global_jit: bool = False) -> "Plan | _TieredPlan":
     """Builds the plan computing ``fetch_tensors`` (and running ``target_ops``) from feeds.
 
     ``optimize`` (default: the global setting) turns the optimizer and fast kernels on.
     ``track_writes`` finds the state the plan writes (``Plan.writes``), which a
     session locks; a graph function's plan runs under its caller's locks.
+    ``global_jit`` (``ConfigProto``'s ``global_jit_level``) compiles every op that can be;
+    without it only ops marked by ``jit_scope`` are (``runtime/clusters.py``).
     Returns something with ``run(context, feed_values)`` and ``structure_version``: a
     Plan, or for more than ``EAGER_OPTIMIZE_MAX_OPS`` ops a plan optimized on its
     second run.
@@ -390,10 +413,14 @@ def compile_plan(graph: Graph, fetch_tensors: Sequence[Tensor], feed_tensors: Se
         if op._op_def.kernel is None:
             raise errors.InvalidArgumentError(None, op, _unfed_message(op))
 
+    compiler = clusters.cluster_compiler(global_jit) \
+        if clusters.jit_requested(ops, global_jit) else None
 
     def schedule(optimized: bool) -> Plan:
         with gc_paused():  # compiling makes objects per op: no collections of the graph
             program = build_program(ops, fetch_tensors, feed_tensors, target_ops, optimized)
+            if compiler is not None:
+                program = compiler(program, global_jit)
             return _Scheduler(program, feed_tensors, optimized).plan(structure_version)
 
     writes = state_writes(ops) if track_writes else None
@@ -401,8 +428,8 @@ def compile_plan(graph: Graph, fetch_tensors: Sequence[Tensor], feed_tensors: Se
         return _TieredPlan(schedule(False), lambda: schedule(True), writes)
     plan = schedule(optimize)
     plan.writes = writes
-    if optimize and _VERIFY and all(not op._op_def.stateful or op._type in _SIDE_EFFECT_FREE
-                                    for op in ops):
+    if optimize and _VERIFY and compiler is None and \
+            all(not op._op_def.stateful or op._type in _SIDE_EFFECT_FREE for op in ops):
         plan.reference = schedule(False)
     return plan
 
@@ -560,9 +587,12 @@ class _Scheduler:
 
     def _step(self, node) -> tuple[Step, tuple]:
         """The node's step, and the inputs whose buffer may take its output."""
-        op = node.op
         args = tuple(self._slot(v) for v in node.inputs)
         outputs = tuple(SCRATCH if t is None else self._slot(t) for t in node.outputs)
+        if isinstance(node, clusters.ClusterNode):
+            self.shared.update(args)  # compiled code neither writes nor takes input buffers
+            return ClusterStep(node, args, outputs), ()
+        op = node.op
         fast = fast_kernels.lookup(op) if self.optimize else None
         if fast is None and not (self.optimize and op._type in fast_kernels.FRESH_OUTPUT_TYPES):
             self.shared.update(args)

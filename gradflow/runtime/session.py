@@ -18,7 +18,7 @@ from gradflow.framework.default_session import (default_session, get_default_ses
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
-from gradflow.runtime import tracing
+from gradflow.runtime import clusters, tracing
 from gradflow.runtime.executor import (RunContext, compile_plan, graph_structure_version,
                                        required_ops)
 from gradflow.runtime.state_locks import StateLocks, release
@@ -120,6 +120,7 @@ class Session:
         # stateful resources of input pipelines (iterators, queues, readers), by key
         self._resources: dict = {}
         self._resources_lock = threading.Lock()
+        self._global_jit = clusters.global_jit_requested(self._config)
 
     @property
     def graph(self) -> Graph:
@@ -190,10 +191,12 @@ class Session:
         key = (tuple(tensors), tuple(feed_tensors), tuple(targets))
         plan = self._plans.get(key)
         if plan is None or plan.structure_version != graph_structure_version(self._graph):
-            plan = compile_plan(self._graph, tensors, feed_tensors, targets)
+            plan = compile_plan(self._graph, tensors, feed_tensors, targets,
+                                global_jit=self._global_jit)
             self._plans[key] = plan
             if self._config is not None and self._config.log_device_placement:
-                tracing.log_placement(required_ops(tensors, targets, set(feed_tensors)))
+                tracing.log_placement(required_ops(tensors, targets, set(feed_tensors)),
+                                      getattr(plan, "cluster_devices", {}))
         return plan
 
     def _feeds(self, feed_dict) -> tuple[list, list]:

@@ -96,7 +96,9 @@ def fill_step_stats(run_metadata, trace: list) -> None:
             stats.memory.add(allocator_name="cpu", total_bytes=_byte_size(value))
 
 
-def log_placement(ops) -> None:
-    """``log_device_placement``: one line per op, as TF logs its device mapping."""
+def log_placement(ops, compiled: Optional[dict] = None) -> None:
+    """``log_device_placement``: one line per op, as TF logs its device mapping; an op
+    compiled in a cluster names the cluster's device (``compiled``: op name -> device)."""
+    compiled = compiled or {}
     for op in ops:
-        sys.stderr.write(f"{op.name}: ({op.type}): {DEVICE}\n")
+        sys.stderr.write(f"{op.name}: ({op.type}): {compiled.get(op.name, DEVICE)}\n")

@@ -1,0 +1,1 @@
+"""Other engines a graph can run on: ``xla`` (compilation through JAX)."""

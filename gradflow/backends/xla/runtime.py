@@ -1,0 +1,204 @@
+"""Running one cluster: its ops traced into one ``jax.jit`` function, called per run.
+
+JAX is imported on first use (``jax_module()``), with 64-bit types enabled so float64
+and int64 graphs keep their dtypes. A cluster's compiled function takes the values of
+the variables it reads, how often each of its random ops ran before (a count kept in
+the session, so each run draws anew) and its inputs, and returns
+its outputs and the new values of the variables it writes; the step writes those
+through the run context, so they are committed only if the whole run succeeds, under
+the session's per-variable locks, as every variable write is. ``jax.jit`` compiles once
+per input shape signature; the function lives with the cluster, hence with the plan.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from gradflow.backends.xla.lowerings import lowering_of
+from gradflow.framework import errors
+from gradflow.framework.graph import Tensor
+from gradflow.runtime.clusters import INSTALL_HINT, ClusterNode, XlaUnavailableError
+from gradflow.runtime.optimizer import Constant
+
+__all__ = ["jax_module", "jax_available", "compile_cluster", "cluster_device"]
+
+_loaded: dict = {}
+
+
+def jax_module():
+    """The ``jax`` module, imported (and set to 64-bit types) on first use."""
+    if "jax" not in _loaded:
+        try:
+            import jax
+        except ImportError as err:
+            raise XlaUnavailableError(f"XLA compilation was asked for, but JAX is not "
+                                      f"installed. {INSTALL_HINT}") from err
+        jax.config.update("jax_enable_x64", True)
+        _loaded["jax"] = jax
+    return _loaded["jax"]
+
+
+def jax_available() -> bool:
+    """Whether JAX can be imported (tried once)."""
+    if "available" not in _loaded:
+        try:
+            jax_module()
+            _loaded["available"] = True
+        except XlaUnavailableError:
+            _loaded["available"] = False
+    return _loaded["available"]
+
+
+def cluster_device() -> str:
+    """The device clusters run on (JAX's default), in TF's spelling."""
+    platform = jax_module().default_backend().upper()
+    kind = "GPU" if platform in ("GPU", "CUDA", "ROCM") else "CPU"
+    return f"/job:localhost/replica:0/task:0/device:XLA_{kind}:0"
+
+
+class _Lowering:
+    """What a lowering sees while a cluster is traced: JAX, variables, random keys."""
+
+    def __init__(self, jax, state: dict, draws: dict, seeds: dict):
+        self.jax = jax
+        self.jnp = jax.numpy
+        self.lax = jax.lax
+        self.state = state
+        self.draws = draws  # random op -> how many times it ran before (traced)
+        self.seeds = seeds  # random op -> its (seed, seed2)
+        self.checks: list = []  # (op, any input bad?, the op's inputs), traced
+
+    def check(self, op, bad, inputs: tuple) -> None:
+        """Makes the run raise ``op``'s kernel error where ``bad`` holds anywhere."""
+        self.checks.append((op, self.jnp.any(bad), inputs))
+
+    def read(self, key: str):
+        return self.state[key]
+
+    def write(self, key: str, value):
+        self.state[key] = value
+        return value
+
+    def key(self, op):
+        """The key of the op's next draw: its seeds, then how often it ran before."""
+        random = self.jax.random
+        seed, seed2 = self.seeds[op]
+        return random.fold_in(random.fold_in(random.PRNGKey(seed), seed2), self.draws[op])
+
+
+def _op_seeds(op) -> tuple:
+    """The op's (seed, seed2); an unseeded op (0, 0) gets fresh entropy, as on NumPy."""
+    seed, seed2 = int(op._attrs.get("seed", 0)), int(op._attrs.get("seed2", 0))
+    if seed == 0 and seed2 == 0:
+        seed, seed2 = (int(v) & 0x7FFFFFFF for v in np.random.SeedSequence().generate_state(2))
+    return seed, seed2
+
+
+def _draw_key(op) -> tuple:
+    """The session-state entry counting a compiled random op's runs (beside the NumPy
+    stream's own entry, whose lock the plan holds)."""
+    return ("xla_random_draws", op._attrs.get("stream"))
+
+
+def _ref_key(value: Tensor) -> str:
+    return value.op._attrs["shared_name"]
+
+
+def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNode:
+    """The ClusterNode running ``members`` (program nodes, creation order) as one."""
+    jax = jax_module()
+    reads, writes = [], []
+    for node in members:
+        lowering = lowering_of(node.op._type)
+        for position in sorted(lowering.refs):
+            key = _ref_key(node.inputs[position])
+            if lowering.reads and key not in writes and key not in reads:
+                reads.append(key)
+            if lowering.writes and key not in writes:
+                writes.append(key)
+    dtypes_out = [np.dtype(t.dtype.as_numpy_dtype) for t in outputs]
+    randoms = [node.op for node in members if lowering_of(node.op._type).random]
+    seeds = {op: _op_seeds(op) for op in randoms}
+    draw_keys = [_draw_key(op) for op in randoms]
+
+    checked_ops: list = []  # the ops whose checks the compiled function returns
+
+    def traced(draws, read_values, input_values):
+        state = dict(zip(reads, read_values, strict=True))
+        lower = _Lowering(jax, state, dict(zip(randoms, draws, strict=True)), seeds)
+        env = dict(zip(inputs, input_values, strict=True))
+        for node in members:
+            lowering = lowering_of(node.op._type)
+            args = [_argument(value, position, lowering, env)
+                    for position, value in enumerate(node.inputs)]
+            result = lowering.fn(lower, node.op, *args)
+            results = (result,) if len(node.outputs) == 1 else tuple(result)
+            for t, value in zip(node.outputs, results, strict=True):
+                env[t] = value
+        checked_ops[:] = [op for op, _, _ in lower.checks]
+        return (tuple(jax.numpy.asarray(env[t]).astype(d) for t, d in
+                      zip(outputs, dtypes_out, strict=True)),
+                tuple(state[k] for k in writes),
+                tuple((bad, inputs) for _, bad, inputs in lower.checks))
+
+    compiled = jax.jit(traced)
+    single = len(outputs) == 1
+
+    # key -> (the NumPy view this cluster last wrote, its device array): while the
+    # session still holds that very view, the next run passes the device array and
+    # skips a copy to the device
+    on_device: dict = {}
+
+    def device_value(ctx, key):
+        value = ctx.read_variable(key, key)
+        cached = on_device.get(key)
+        return cached[1] if cached is not None and cached[0] is value else value
+
+    def call(ctx, *input_values):
+        read_values = [device_value(ctx, k) for k in reads]
+        draws = [ctx.read_variable(k, "") if ctx.is_initialized(k) else 0 for k in draw_keys]
+        results, written, checks = compiled([np.uint32(d) for d in draws], read_values,
+                                            input_values)
+        for op, (bad, inputs) in zip(checked_ops, checks, strict=True):
+            if bad:
+                _raise_kernel_error(op, inputs)
+        for key, value in zip(writes, written, strict=True):
+            view = np.asarray(value)
+            on_device[key] = (view, value)
+            ctx.write_variable(key, view)
+        for key, count in zip(draw_keys, draws, strict=True):
+            ctx.write_variable(key, count + 1)
+        if single:
+            return _host(results[0])
+        return tuple(_host(r) for r in results)
+
+    return ClusterNode([node.op for node in members], inputs, outputs, call, cluster_device())
+
+
+def _host(value):
+    """A cluster output as the NumPy kernels give it: an array, a NumPy scalar if 0-d."""
+    array = np.asarray(value)
+    return array[()] if array.ndim == 0 else array
+
+
+def _raise_kernel_error(op, inputs: tuple) -> None:
+    """Raises what ``op``'s NumPy kernel raises for these inputs, naming the node."""
+    attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
+    try:
+        op._op_def.kernel(*(np.asarray(v) for v in inputs), **attrs)
+    except errors.OpError as err:
+        err.op = op
+        err.message = f"{err.message}\n\t [[node {op.name} (op type {op.type})]]"
+        err.args = (err.message,)
+        raise
+    raise errors.InvalidArgumentError(None, op, f"Invalid input to op '{op.name}' "
+                                                f"(type {op.type})")
+
+
+def _argument(value, position: int, lowering, env: dict):
+    if position in lowering.refs:
+        return _ref_key(value)
+    if isinstance(value, Constant):
+        return value.value
+    return env[value]

@@ -1,0 +1,2 @@
+"""``tf.contrib.compiler``."""
+from gradflow.contrib.compiler import jit  # noqa: F401
