@@ -21,6 +21,7 @@ import build_repeat
 import cnn_step
 import hessian
 import layers_build
+import lstm_step
 import memory
 import mlp_step
 from common import machine_summary, print_tables
@@ -38,6 +39,7 @@ SUITE = {
     "hessian": (hessian, {"repeats": 20}, {"repeats": 5, "sizes": (100,)}),
     "memory": (memory, {}, {"layers": 20}),
     "layers_build": (layers_build, {"repeats": 7}, {"repeats": 3, "blocks": 2}),
+    "lstm_step": (lstm_step, {"repeats": 15}, {"repeats": 3}),
 }
 
 
