@@ -11,6 +11,7 @@ hash seed and no address randomisation, so a count repeats to within a few thous
     python benchmarks/instructions.py gradients 4000 [--tree PATH]   # the 4k-step chain
     python benchmarks/instructions.py deep_mnist_step 50 [--tree PATH]  # a CNN step (batch)
     python benchmarks/instructions.py vgg_block_step 32 [--tree PATH]
+    python benchmarks/instructions.py lstm_step 50 [--tree PATH]     # a 50-step LSTM step
 
 ``--tree`` measures the gradflow source tree at PATH (default: this checkout).
 Needs valgrind (Debian's ``valgrind`` package) and ``setarch``.
@@ -54,6 +55,12 @@ def workload(kind: str, size: str, batch: int, repetitions: int) -> None:
         for _ in range(2 + repetitions):
             step()
         return
+    if kind == "lstm_step":  # benchmarks/lstm_step.py's training step, ``size`` steps long
+        import lstm_step
+        step = lstm_step.graph_step(gf, int(size))
+        for _ in range(3 + repetitions):
+            step()
+        return
     from models import batch as make_batch, graph_train_step, mlp_layers
     sizes = [int(s) for s in size.split("-")]
     step = graph_train_step(gf, mlp_layers(sizes), *make_batch((sizes[0],), sizes[-1], batch))
@@ -73,20 +80,21 @@ def count(tree: Path, kind: str, size: str, batch: int, repetitions: int) -> int
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=["mlp_step", "gradients", *CNN_KINDS])
-    parser.add_argument("size", help="MLP layer sizes (64-64-64-10), chain steps (4000) or "
-                                     "a CNN step's batch (50)")
+    parser.add_argument("kind", choices=["mlp_step", "gradients", "lstm_step", *CNN_KINDS])
+    parser.add_argument("size", help="MLP layer sizes (64-64-64-10), chain steps (4000), "
+                                     "LSTM time steps (50) or a CNN step's batch (50)")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--tree", type=Path, default=HERE.parent)
     parser.add_argument("--extra", type=int, default=None,
-                        help="repetitions counted (default: 300 steps, or 1 gradients call)")
+                        help="repetitions counted (default: 300 MLP steps, 10 LSTM steps, "
+                             "or 1 gradients call)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--repetitions", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         workload(args.kind, args.size, args.batch, args.repetitions)
         return 0
-    extra = args.extra or {"mlp_step": 300, "gradients": 1}.get(args.kind, 2)
+    extra = args.extra or {"mlp_step": 300, "gradients": 1, "lstm_step": 10}.get(args.kind, 2)
     base = count(args.tree, args.kind, args.size, args.batch, 0)
     total = count(args.tree, args.kind, args.size, args.batch, extra)
     unit = "gradients() call" if args.kind == "gradients" else "step"

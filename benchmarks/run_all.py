@@ -22,6 +22,7 @@ import cnn_step
 import deep_mnist_step
 import hessian
 import layers_build
+import lstm_step
 import memory
 import mlp_step
 import vgg_block_step
@@ -42,6 +43,7 @@ SUITE = {
     "hessian": (hessian, {"repeats": 20}, {"repeats": 5, "sizes": (100,)}),
     "memory": (memory, {}, {"layers": 20}),
     "layers_build": (layers_build, {"repeats": 7}, {"repeats": 3, "blocks": 2}),
+    "lstm_step": (lstm_step, {"repeats": 15}, {"repeats": 3}),
 }
 
 

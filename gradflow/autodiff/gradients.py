@@ -576,8 +576,11 @@ def _build_function_gradient(function: Function) -> Function:
         differentiable = [(y, dy) for y, dy in zip(function.outputs, output_grads, strict=True)
                           if carries_gradient(y)]
         if differentiable and targets:
+            # inputs are independent arguments, even those that are not placeholders
+            # (a loop gradient's recorded forward values): partial derivatives
             grads = gradients([y for y, _ in differentiable], targets,
-                              grad_ys=[dy for _, dy in differentiable])
+                              grad_ys=[dy for _, dy in differentiable],
+                              stop_gradients=targets)
         else:
             grads = [None] * len(targets)
         outputs = [zeros_like_any(x) if g is None else convert_to_tensor(g)

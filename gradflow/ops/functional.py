@@ -723,15 +723,22 @@ def _infer_while(inputs, attrs):
 
 
 def _while_kernel(ctx, *args, cond, body, num_loop_vars, shapes, record_history,
-                  parallel_iterations=10):
+                  parallel_iterations=10, saving=None):
     state = list(args[:num_loop_vars])
     extras = list(args[num_loop_vars:])
-    history = [] if record_history else None
+    if not record_history:
+        while bool(ctx.call(cond, state + extras)[0]):
+            state = ctx.call(body, state + extras)
+        return tuple(state) + (LoopHistory([]),)
+    # Recording for a gradient: each iteration's state and, with ``saving`` (the body
+    # with the values its gradient reads as extra outputs), those values too.
+    step = body if saving is None else saving
+    history = []
     while bool(ctx.call(cond, state + extras)[0]):
-        if history is not None:
-            history.append(tuple(state))
-        state = ctx.call(body, state + extras)
-    return tuple(state) + (LoopHistory(history or []),)
+        results = ctx.call(step, state + extras)
+        history.append(tuple(state) + tuple(results[num_loop_vars:]))
+        state = results[:num_loop_vars]
+    return tuple(state) + (LoopHistory(history),)
 
 
 define_op("While", infer=_infer_while, kernel=_while_kernel, stateful=True, needs_context=True)
@@ -742,8 +749,8 @@ def _infer_history_read(inputs, attrs):
 
 
 def _history_read_kernel(history, index, *, dtypes, shapes):
-    state = history.states[int(index)]
-    return state[0] if len(state) == 1 else state
+    record = history.states[int(index)]
+    return record[0] if len(dtypes) == 1 else record[:len(dtypes)]
 
 
 define_op("LoopHistoryRead", infer=_infer_history_read, kernel=_history_read_kernel)
@@ -801,38 +808,52 @@ def _set_recording(op: Operation) -> None:
 
 @RegisterGradient("While")
 def _while_grad(op, *grads):
-    """A backward While over the recorded iterations, applying the body's gradient."""
+    """A backward While over the recorded iterations, applying the body's gradient.
+
+    The forward loop records, per iteration, its state and the body values that the
+    gradient reads (``_saving_body``); the backward body feeds them to the gradient
+    function instead of recomputing the forward body (TF1's stack push and pop).
+    """
     n = op.get_attr("num_loop_vars")
     body: Function = op.get_attr("body")
     _set_recording(op)
+    saving = _saving_body(op)
+    saved = saving.outputs[len(body.outputs):]
     init, extras = list(op.inputs[:n]), list(op.inputs[n:])
     history = op.outputs[n]
     state_grads = _filled(op, grads[:n])
     history_grad = grads[n]
-    body_grad = body.symbolic_gradient()
+    # With a gradient for the history (a loop's second derivative), the recorded
+    # values get cotangents too: the step then differentiates the saving body.
+    step_grad = _fed_gradient(body if history_grad is None else saving, saved)
     trainable = body.trainable_input_indices()
     trainable_vars = [i for i in trainable if i < n]
     trainable_extras = [i - n for i in trainable if i >= n]
     extra_sums = [zeros_like_any(extras[i]) for i in trainable_extras]
     count = apply_op("LoopHistorySize", [history], name="iterations")
+    recorded_types = [t.dtype for t in init + saved]
+    recorded_shapes = [t.shape for t in init + saved]
 
     def backward_cond(i, *_):
         return math.greater_equal(i, 0)
 
     def backward_body(i, *carried):
         d_state, d_extras = list(carried[:n]), list(carried[n:])
-        state = apply_op("LoopHistoryRead", [history, i], name="state",
-                         dtypes=[t.dtype for t in init], shapes=[t.shape for t in init])
-        state = state if isinstance(state, list) else [state]
-        results = call_function(body_grad, state + extras + d_state)
+        record = apply_op("LoopHistoryRead", [history, i], name="state",
+                          dtypes=recorded_types, shapes=recorded_shapes)
+        record = record if isinstance(record, list) else [record]
+        state, values = record[:n], record[n:]
+        d_record = []
+        if history_grad is not None:  # the recorded values themselves were used too
+            d_record = apply_op("LoopHistoryCotangentRead", [history_grad, i] + record,
+                                name="history_grad")
+            d_record = d_record if isinstance(d_record, list) else [d_record]
+        results = call_function(step_grad, state + extras + d_state + d_record[n:] + values)
         by_input = dict(zip(trainable, results))
         d_state = [by_input[j] if j in by_input else d for j, d in enumerate(d_state)]
-        if history_grad is not None:  # the recorded state s_i itself was used too
-            recorded = apply_op("LoopHistoryCotangentRead", [history_grad, i] + state,
-                                name="history_grad")
-            recorded = recorded if isinstance(recorded, list) else [recorded]
+        if history_grad is not None:
             d_state = [add_gradients([d, r]) if carries_gradient(d) else d
-                       for d, r in zip(d_state, recorded)]
+                       for d, r in zip(d_state, d_record[:n], strict=True)]
         d_extras = [add_gradients([s, by_input[n + j]])
                     for s, j in zip(d_extras, trainable_extras)]
         return [i - 1] + d_state + d_extras
@@ -844,6 +865,66 @@ def _while_grad(op, *grads):
     d_init, d_extras = finals[1:1 + n], finals[1 + n:]
     result = [d if i in trainable_vars else None for i, d in enumerate(d_init)]
     return result + _scatter_to_inputs(len(extras), trainable_extras, d_extras)
+
+
+def _saving_body(op: Operation) -> Function:
+    """The loop body with, as extra outputs, the values its gradient reads (made once
+    per While op, kept in its ``saving`` attr, which its kernel then runs)."""
+    saving = op.attr_or("saving")
+    if saving is None:
+        body: Function = op.get_attr("body")
+        saved = _values_to_save(body, body.symbolic_gradient(), op.get_attr("num_loop_vars"))
+        saving = Function(body.graph, body.inputs, body.outputs + saved,
+                          name=f"{body.name}_saving")
+        op.graph.set_op_attr(op, "saving", saving)
+    return saving
+
+
+def _values_to_save(body: Function, grad: Function, num_loop_vars: int) -> list:
+    """The forward values of ``body`` that ``grad`` (its symbolic gradient) reads and that
+    change between iterations: the frontier between the forward ops the gradient would
+    recompute and its own ops. Loop-invariant values (of constants and captured
+    tensors only, no stateful op) are recomputed instead; a stateful op's are saved,
+    so a backward iteration sees the random values and variable reads of its forward
+    iteration and runs no assignment again."""
+    loop_vars = set(body.inputs[:num_loop_vars])
+    output_grads = set(grad.inputs[len(body.inputs):])
+    backward: set = set()
+    varying: set = set()
+    saved: dict = {}  # insertion-ordered set
+    for op in _ops_feeding(grad.outputs, set(grad.inputs)):
+        if any(t in output_grads or t._op in backward for t in op._inputs):
+            backward.add(op)
+            saved.update((t, None) for t in op._inputs
+                         if t._op in varying and t not in output_grads)
+        elif op._op_def.stateful or any(t in loop_vars or t._op in varying
+                                        for t in op._inputs) or \
+                any(c in varying for c in op._control_inputs):
+            varying.add(op)
+    saved.update((t, None) for t in grad.outputs if t._op in varying)
+    return list(saved)
+
+
+def _ops_feeding(outputs: Sequence[Tensor], inputs: set) -> list:
+    """The ops computing ``outputs`` from ``inputs`` (by data and control edges), in
+    creation order: producers before consumers."""
+    needed: set = set()
+    stack = [t._op for t in outputs if t not in inputs]
+    while stack:
+        op = stack.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        stack.extend(t._op for t in op._inputs if t not in inputs and t._op not in needed)
+        stack.extend(c for c in op._control_inputs if c not in needed)
+    return sorted(needed, key=lambda op: op._id)
+
+
+def _fed_gradient(function: Function, saved: list) -> Function:
+    """``function``'s symbolic gradient taking the ``saved`` forward values as inputs
+    (after its own), so running it computes only the gradient's ops."""
+    grad = function.symbolic_gradient()
+    return Function(grad.graph, grad.inputs + saved, grad.outputs, name=f"{grad.name}_fed")
 
 
 define_op("LoopHistorySize", infer=lambda inputs, attrs: [(dtypes.int32, TensorShape([]))],

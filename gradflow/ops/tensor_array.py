@@ -135,7 +135,7 @@ class TensorArrayValue:
                 elements.extend([None] * (index + 1 - len(elements)))
             previous = elements[index]
             elements[index] = value if previous is None else previous + value
-            if self.infer_shape:
+            if self.infer_shape and np.shape(value) != shape.as_tuple():
                 shape = TensorShape(np.shape(value))
         return TensorArrayValue(tuple(elements), self.dtype, shape, self.dynamic_size,
                                 self.infer_shape, self.name, self.clear_after_read,
@@ -151,9 +151,11 @@ class TensorArrayValue:
         if value.dtype != self.dtype.as_numpy_dtype:
             raise self._error(f"TensorArray dtype is {self.dtype.name} but Op is trying to "
                               f"write dtype {dtypes.as_dtype(value.dtype).name}.")
-        if not shape.is_compatible_with(TensorShape(np.shape(value))):
+        dims = np.shape(value)
+        # the common case, a value of exactly the known element shape, builds no shape
+        if dims != shape.as_tuple() and not shape.is_compatible_with(TensorShape(dims)):
             raise self._error(f"Could not write to TensorArray index {index} because the value "
-                              f"shape is {_dims_text(np.shape(value))} which is incompatible "
+                              f"shape is {_dims_text(dims)} which is incompatible "
                               f"with the TensorArray's inferred element shape: "
                               f"{_dims_text(shape.as_tuple())} (consider setting "
                               "infer_shape=False).")

@@ -8,6 +8,12 @@ plans run, gradflow therefore asks OpenBLAS for as many threads as there are cor
 the rest of the machine leaves idle, measured from ``/proc/stat`` at most every
 ``SAMPLE_S`` seconds, and gives the previous setting back afterwards.
 
+Small products gain little from a second thread and lose much when it waits for a
+core (a 32x256x512 product: 0.1 ms on one thread, 3.7 ms on two under load), and a
+loop body runs its plan thousands of times: a plan whose products are all small
+(``plan_threads``, below ``SMALL_PRODUCT`` multiply-adds, as in an RNN cell) runs
+on one thread whatever the load.
+
 Only NumPy's own OpenBLAS on Linux is steered; elsewhere this module does nothing.
 OpenBLAS may round a product differently with another thread count, so results can
 differ in the last bits from one run to the next under changing load; set
@@ -25,9 +31,16 @@ from typing import Optional
 
 import numpy as np
 
-__all__ = ["enter", "leave", "set_adaptive", "SAMPLE_S"]
+__all__ = ["enter", "leave", "set_adaptive", "plan_threads", "SAMPLE_S", "SMALL_PRODUCT"]
 
 SAMPLE_S = 0.2
+# Products of fewer multiply-adds than this run on one thread (a 128x784x512 one,
+# 51M, still gains from two on an idle machine; a 32x256x512 one, 4M, does not).
+SMALL_PRODUCT = 1 << 24
+_PRODUCTS = frozenset({"MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"})
+# Other ops that may call BLAS on sizes not told here: their plans keep the adaptive count.
+_OTHER_BLAS_PREFIXES = ("Conv", "DepthwiseConv", "Einsum", "Matrix", "Cholesky", "Qr",
+                        "Svd", "SelfAdjointEig", "Lu", "Fused")
 _OPENBLAS_FILES = re.compile(r"(/\S*openblas\S*\.so[\w.]*)")
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
             "openblas_set_num_threads64_", "openblas_set_num_threads")
@@ -128,17 +141,48 @@ def set_adaptive(enabled: bool) -> None:
 _enabled = True
 
 
-def enter() -> int:
-    """Sets the BLAS threads for a plan run; returns what ``leave`` must restore (0: none)."""
-    if _advisor is None or not _enabled:
+def plan_threads(ops) -> Optional[int]:
+    """1 for ops whose products are all small (by their static shapes), else None (the
+    count adapts to the load). Ops without a product keep whatever their caller set."""
+    small = None
+    for op in ops:
+        kind = op._type
+        if kind.startswith(_OTHER_BLAS_PREFIXES):
+            return None
+        if kind not in _PRODUCTS:
+            continue
+        macs = _multiply_adds(op)
+        if macs is None or macs >= SMALL_PRODUCT:
+            return None
+        small = 1
+    return small
+
+
+def _multiply_adds(op) -> Optional[int]:
+    """The multiply-adds of a (batched) matrix product with static shapes, else None."""
+    a, out = op._inputs[0].shape.as_tuple(), op._outputs[0].shape.as_tuple()
+    if a is None or out is None or len(a) < 2 or None in a or None in out:
+        return None
+    if op._type == "MatMul":
+        inner = a[0] if op._attrs.get("transpose_a") else a[1]
+    else:
+        inner = a[-2] if op._attrs.get("adj_x") else a[-1]
+    return int(np.prod(out, dtype=np.int64)) * inner
+
+
+def enter(threads: Optional[int] = None) -> int:
+    """Sets the BLAS threads for a plan run (``threads``: the plan's own choice, else as
+    the load allows); returns what ``leave`` must restore (0: none)."""
+    if _openblas is None or not _enabled:
         return 0
-    wanted = _advisor.advise()
-    if wanted == _openblas.default:
-        return 0
+    if threads is None:
+        if _advisor is None:
+            return 0
+        threads = _advisor.advise()
     current = _openblas.get()
-    if wanted == current:
+    if threads == current:
         return 0
-    _openblas.set(wanted)
+    _openblas.set(threads)
     return current
 
 

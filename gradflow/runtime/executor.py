@@ -122,7 +122,7 @@ class RunContext:
             return _on_fresh_stack(self, plan, args)
         self.levels += 1
         try:
-            return plan.run(self, args)
+            return plan.run_nested(self, args)
         finally:
             self.levels -= 1
 
@@ -141,7 +141,7 @@ def _on_fresh_stack(context: RunContext, plan, args: Sequence) -> list:
     def run() -> list:
         context.levels = 1
         try:
-            return plan.run(context, args)
+            return plan.run_nested(context, args)
         finally:
             context.levels = outer
 
@@ -212,6 +212,8 @@ class Plan:
                                      for step in compiled)
         self.cluster_devices = {op.name: step.device for step in compiled
                                 for op in step.cluster_ops}
+        # BLAS threads for its products (None: as the load allows; blas_threads.py)
+        self.blas_threads = blas_threads.plan_threads(step.op for step in steps)
 
     def run(self, context: Optional[RunContext], feed_values: Sequence,
             trace: Optional[list] = None) -> list:
@@ -225,7 +227,7 @@ class Plan:
             values[slot] = value
         check = _CHECK_KERNELS
         self.runs += 1
-        threads = blas_threads.enter()
+        threads = blas_threads.enter(self.blas_threads)
         try:
             # NaN and infinity are values here, as in TF: NumPy's floating-point
             # warnings would only repeat, from deep inside a kernel, what the fetched
@@ -242,6 +244,28 @@ class Plan:
         if self.reference is not None:
             _verify(self, results, self.reference.run(context, feed_values))
         return results
+
+    def run_nested(self, context: RunContext, feed_values: Sequence) -> list:
+        """``run`` for a graph function called by a running plan (a loop body runs
+        thousands of times): NumPy's error state is the caller's already, and the BLAS
+        threads change only when this plan has its own choice."""
+        values = self.template.copy()
+        for slot, value in zip(self.feed_slots, feed_values):
+            values[slot] = value
+        self.runs += 1
+        threads = 0 if self.blas_threads is None else blas_threads.enter(self.blas_threads)
+        try:
+            self._execute(context, values, _CHECK_KERNELS)
+        finally:
+            if threads:
+                blas_threads.leave(threads)
+        if self.constant_fetches or self.reference is not None:
+            results = [values[s].copy() if i in self.constant_fetches else values[s]
+                       for i, s in enumerate(self.fetch_slots)]
+            if self.reference is not None:
+                _verify(self, results, self.reference.run(context, feed_values))
+            return results
+        return [values[s] for s in self.fetch_slots]
 
     def _execute(self, context, values: list, check: bool) -> None:
         generated = self._generated(check)
@@ -516,6 +540,11 @@ class _TieredPlan:
         if self._optimized is not None and self._plan.runs:
             self._plan, self._optimized = self._optimized(), None
         return self._plan.run(context, feed_values, trace)
+
+    def run_nested(self, context: RunContext, feed_values: Sequence) -> list:
+        if self._optimized is not None and self._plan.runs:
+            self._plan, self._optimized = self._optimized(), None
+        return self._plan.run_nested(context, feed_values)
 
 
 def graph_structure_version(graph: Graph) -> tuple:
