@@ -342,3 +342,25 @@ def test_index_and_mask_ops_are_not_differentiable():
         assert gf.gradients(gf.reduce_sum(gf.cast(t, gf.float64)), x) == [None]
     on = gf.placeholder(gf.float64, [])
     assert gf.gradients(gf.one_hot([0, 1], 2, on_value=on, dtype=gf.float64), on) == [None]
+
+
+def test_gather_with_a_run_time_axis_keeps_the_static_rank_as_tf1():
+    params = gf.placeholder(gf.float32, [3, 4, 5])
+    axis = gf.placeholder(gf.int32, [])
+    gathered = gf.gather(params, [0, 1], axis=axis)
+    assert gathered.shape.as_list() == [None, None, None]
+    with gf.Session() as sess:
+        value = np.arange(60.0, dtype=np.float32).reshape(3, 4, 5)
+        np.testing.assert_array_equal(sess.run(gathered, {params: value, axis: 1}),
+                                      value[:, [0, 1]])
+
+
+def test_concat_gradient_with_a_negative_axis_on_inputs_of_unknown_rank():
+    u, v = gf.placeholder(gf.float32), gf.placeholder(gf.float32)
+    joined = gf.concat([u, v], axis=-1)
+    upstream = np.arange(12.0, dtype=np.float32).reshape(2, 6)
+    du, dv = gf.gradients(joined, [u, v], grad_ys=gf.constant(upstream))
+    with gf.Session() as sess:
+        got_u, got_v = sess.run([du, dv], {u: np.ones((2, 3)), v: np.ones((2, 3))})
+    np.testing.assert_array_equal(got_u, upstream[:, :3])
+    np.testing.assert_array_equal(got_v, upstream[:, 3:])

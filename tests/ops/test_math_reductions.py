@@ -320,3 +320,13 @@ def test_cumprod_gradient_with_zeros(exclusive, reverse, value):
     assert gradient_error(lambda t: build(gf.reshape(t, [2, 2])), [np.array(value)]) < TOL
     if value.count(0.0) == 1:  # see _cumprod_grad: exact to second order with one zero
         assert second_order_error(build, [np.array(value)]) < 1e-5
+
+
+def test_arg_max_and_arg_min_are_tf1s_older_spellings():
+    x = gf.constant([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
+    biggest, smallest = gf.arg_max(x, 1), gf.arg_min(x, 0, output_type=gf.int32)
+    assert biggest.op.name == "ArgMax" and smallest.op.name == "ArgMin"
+    assert biggest.dtype == gf.int64 and smallest.dtype == gf.int32
+    with gf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(biggest), [1, 0])
+        np.testing.assert_array_equal(sess.run(smallest), [0, 1, 0])

@@ -190,9 +190,6 @@ def test_unknown_batch_dimension():
     (lambda: gf.nn.softmax_cross_entropy_with_logits_v2(labels=gf.zeros([2, 3]),
                                                         logits=gf.zeros([2, 4])),
      ValueError, r"logits .* has shape \(2, 4\) and labels .* has shape \(2, 3\)"),
-    (lambda: gf.nn.softmax_cross_entropy_with_logits_v2(labels=gf.zeros([2], dtype=gf.float64),
-                                                        logits=gf.zeros([2])),
-     TypeError, "float64 that does not match type float32"),
     (lambda: gf.nn.softmax_cross_entropy_with_logits(logits=gf.zeros([2])), ValueError,
      "Both labels and logits"),
     (lambda: gf.nn.l2_loss(gf.zeros([2], dtype=gf.int32)), TypeError, "'t'"),
@@ -200,3 +197,17 @@ def test_unknown_batch_dimension():
 def test_bad_input(call, error, text):
     with pytest.raises(error, match=text):
         call()
+
+
+@pytest.mark.parametrize("labels_dtype", [gf.int32, gf.int64, gf.float64])
+def test_softmax_cross_entropy_casts_labels_to_the_logits_type_as_tf1(labels_dtype):
+    # TF1 casts the labels (softmax_cross_entropy_with_logits/Cast) instead of refusing them
+    labels = gf.constant([[0, 1], [1, 0]], dtype=labels_dtype)
+    logits = gf.constant([[1.0, 2.0], [0.5, -0.5]])
+    loss = gf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
+    assert loss.dtype == gf.float32
+    assert "softmax_cross_entropy_with_logits/Cast" in [
+        op.name for op in gf.get_default_graph().get_operations()]
+    with gf.Session() as sess:
+        np.testing.assert_allclose(sess.run(loss), [0.31326169, 0.31326169], rtol=1e-6)
+

@@ -95,6 +95,8 @@ def _concat_grad(op, grad):
     axis_value = static_ints(axis)
     ndims = values[0].shape.ndims
     if axis_value is None or ndims is None:
+        # a negative axis counts from the end of the (run-time) rank, as TF1's rule does
+        axis = select_v2(greater_equal(axis, 0), axis, add(axis, rank(values[0])))
         sizes = stack([gather(shape(v), axis) for v in values])
     else:
         a = axis_value[0] % ndims
@@ -224,8 +226,10 @@ def _infer_gather(inputs, attrs):
     batch_dims = attrs["batch_dims"]
     axes = static_ints(axis)
     p, i = params.shape.as_tuple(), indices.shape.as_tuple()
-    if p is None or i is None or axes is None:
+    if p is None or i is None:
         return [(params.dtype, TensorShape(None))]
+    if axes is None:  # an axis known only at run time: the rank is still known (TF1)
+        return [(params.dtype, TensorShape([None] * (len(p) + len(i) - 1 - batch_dims)))]
     if not p:
         raise ValueError(f"params of gather must be at least 1-D, got the scalar {params.name}")
     a = normalized_axis(axes[0], len(p), f"gather from {params.name}")

@@ -30,7 +30,8 @@ from gradflow.ops.math.elementwise import (abs, acos, acosh, angle, asin, asinh,
                                            to_int32, to_int64, truediv, truncatediv, truncatemod,
                                            where)
 from gradflow.ops.math.products import accumulate_n, add_n, matmul
-from gradflow.ops.math.reductions import (argmax, argmin, argsort, count_nonzero, cumprod, cumsum,
+from gradflow.ops.math.reductions import (arg_max, arg_min, argmax, argmin, argsort,
+                                          count_nonzero, cumprod, cumsum,
                                           is_non_decreasing, is_strictly_increasing, lbeta,
                                           reduce_all, reduce_any, reduce_logsumexp, reduce_max,
                                           reduce_mean, reduce_min, reduce_prod, sort)
@@ -58,6 +59,7 @@ __all__ = [
     "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and", "logical_or",
     "logical_xor", "where", "where_v2", "select", "select_v2", "reduce_sum", "reduce_mean",
     "reduce_prod", "reduce_max", "reduce_min", "reduce_any", "reduce_all", "reduce_logsumexp",
-    "count_nonzero", "is_non_decreasing", "is_strictly_increasing", "argmax", "argmin", "cumsum",
+    "count_nonzero", "is_non_decreasing", "is_strictly_increasing", "argmax", "argmin",
+    "arg_max", "arg_min", "cumsum",
     "cumprod", "sort", "argsort", "range", "add_n", "accumulate_n", "matmul", "reduce_to_shape_of",
 ]

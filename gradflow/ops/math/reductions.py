@@ -328,6 +328,18 @@ argmax = _arg_reduction("ArgMax", np.argmax)
 argmin = _arg_reduction("ArgMin", np.argmin)
 
 
+@constructor("ArgMax", "input", "dimension", single_op=False)
+def arg_max(input, dimension, output_type=dtypes.int64, name: Optional[str] = None) -> Tensor:
+    """TF1's older spelling of ``argmax``: ``dimension`` is required and comes second."""
+    return argmax(input, dimension, name=name, output_type=output_type)
+
+
+@constructor("ArgMin", "input", "dimension", single_op=False)
+def arg_min(input, dimension, output_type=dtypes.int64, name: Optional[str] = None) -> Tensor:
+    """TF1's older spelling of ``argmin``: ``dimension`` is required and comes second."""
+    return argmin(input, dimension, name=name, output_type=output_type)
+
+
 # -------------------------------------------------------------------------- scans
 def _infer_scan(inputs, attrs):
     x, axis = inputs

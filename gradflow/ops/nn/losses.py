@@ -154,6 +154,9 @@ def softmax_cross_entropy_with_logits_v2(labels, logits, axis: Optional[int] = N
     axis = axis_alias(axis, dim, -1)
     with name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
         labels_t, logits_t = _loss_operands(labels, logits, "SoftmaxCrossEntropyWithLogits")
+        if labels_t.dtype is not logits_t.dtype and (labels_t.dtype.is_integer or
+                                                     labels_t.dtype.is_floating):
+            labels_t = math_ops.cast(labels_t, logits_t.dtype)  # TF1 casts the labels too
         loss, _ = apply_op("SoftmaxCrossEntropyWithLogits",
                            [_logits_last(logits_t, axis), _logits_last(labels_t, axis)],
                            name=scope)
