@@ -54,7 +54,7 @@ def test_plain_saver_restores_tfs_checkpoint_with_tfs_outputs(model):
     np.testing.assert_allclose(got, arrays["out/" + model], rtol=1e-5, atol=1e-5)
 
 
-def test_gradflow_saves_tfs_key_set_and_values(tmp_path):
+def test_gradflow_saves_tfs_key_set_values_and_bytes(tmp_path):
     recorded = load_json("layer_checkpoints")
     with gf.Graph().as_default():
         models.build_all(gf)
@@ -66,6 +66,9 @@ def test_gradflow_saves_tfs_key_set_and_values(tmp_path):
     assert sorted(ours.keys()) == sorted(recorded["checkpoint"])
     for key in theirs.keys():
         np.testing.assert_array_equal(ours.read(key), theirs.read(key))
+    for suffix in (".index", ".data-00000-of-00001"):
+        assert (tmp_path / ("model.ckpt" + suffix)).read_bytes() == \
+            (CKPT_DIR / ("model.ckpt" + suffix)).read_bytes()
 
 
 TF_SCRIPT = """
