@@ -230,16 +230,17 @@ def _bytes_left(source) -> Optional[int]:
     return os.fstat(source.fileno()).st_size - source.tell()
 
 
-def _read_exactly(source, length: int) -> bytes:
-    """``length`` bytes read in chunks (fewer at the end of the stream), so memory grows
-    only with the bytes that really arrive."""
+def _read_exactly(source, length: int) -> Optional[bytes]:
+    """``length`` bytes, or None where the stream ends first; read in chunks, so memory
+    grows only with the bytes that really arrive (and a short read is never joined)."""
     if length <= _CHUNK:
-        return source.read(length)
+        data = source.read(length)
+        return data if len(data) == length else None
     parts, wanted = [], length
     while wanted > 0:
         chunk = source.read(min(wanted, _CHUNK))
         if not chunk:
-            break
+            return None
         parts.append(chunk)
         wanted -= len(chunk)
     return b"".join(parts)
@@ -278,7 +279,7 @@ def read_records(path: str, compression_type: str = "",
                                            f"{length} bytes, more than the limit of "
                                            f"{max_record_bytes}")
             data = _read_exactly(source, length + 4)
-            if len(data) < length + 4:
+            if data is None:
                 raise errors.DataLossError(None, None, f"{path}: truncated record at {offset}")
             record = data[:length]
             if _CRC.unpack(data[length:])[0] != masked_crc32c(record):
