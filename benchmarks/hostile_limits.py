@@ -3,7 +3,9 @@
 Crafts, in a temporary folder, the files of issue 20 (a FIFO and a link to
 ``/dev/zero`` as a graph file and as a checkpoint, a 1 GiB deflate bomb and an LZMA
 member for a six-element variable, a header declaring 3 GiB, an 80 KB op name 40,000
-scopes deep, function tables of 25,000 and 100,000 entries) and prints, for each, the
+scopes deep, function tables of 25,000 and 100,000 entries; record files: a FIFO, a
+link to ``/dev/zero``, a length of 1 TiB, a GZIP record declaring 4 GiB and one
+declaring 512 MiB that ends after inflating 256 MiB) and prints, for each, the
 time and the peak Python allocation (tracemalloc) of loading it, and the error's first
 words. Times are taken without tracing; the peak comes from a second, traced run.
 
@@ -15,10 +17,12 @@ import argparse
 import io
 import json
 import os
+import struct
 import tempfile
 import time
 import tracemalloc
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -145,8 +149,47 @@ def main(argv=None) -> int:
         with open(stem + ".json", "w") as f:
             f.write(text)
         row(label, len(text), lambda s=stem: load_graph(s))
+    record_rows(gf, folder, row)
     print_tables([table])
     return 0
+
+
+def gzip_record(masked_crc32c, declared_mib: int, written_mib: int) -> bytes:
+    """A GZIP TFRecord file: one record header declaring ``declared_mib`` MiB, then
+    ``written_mib`` MiB of zeros."""
+    header = struct.pack("<Q", declared_mib << 20)
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts = [packer.compress(header + struct.pack("<I", masked_crc32c(header)))]
+    parts += [packer.compress(bytes(1 << 20)) for _ in range(written_mib)]
+    return b"".join(parts + [packer.flush()])
+
+
+def record_rows(gf, folder: str, row) -> None:
+    """The record readers (``tf_record_iterator``; ``summary_iterator`` shares them)."""
+    masked_crc32c = gf.io.tfrecord.masked_crc32c
+
+    def read(path: str, compression: str = ""):
+        return lambda: list(gf.python_io.tf_record_iterator(path, compression))
+
+    for kind in ("fifo", "/dev/zero"):
+        path = os.path.join(folder, f"records-{kind.strip('/').replace('/', '-')}")
+        if kind == "fifo":
+            os.mkfifo(path)
+        else:
+            os.symlink("/dev/zero", path)
+        row(f"records: {kind}", 0, read(path))
+    header = struct.pack("<Q", 1 << 40)
+    path = os.path.join(folder, "records-huge")
+    with open(path, "wb") as f:
+        f.write(header + struct.pack("<I", masked_crc32c(header)) + b"abcd")
+    row("records: length of 1 TiB", 16, read(path))
+    for label, declared, written in (("GZIP record declaring 4 GiB", 4096, 64),
+                                     ("GZIP 512 MiB record, 256 MiB inflated", 512, 256)):
+        data = gzip_record(masked_crc32c, declared, written)
+        path = os.path.join(folder, f"records-{declared}")
+        with open(path, "wb") as f:
+            f.write(data)
+        row(f"records: {label}", len(data), read(path, "GZIP"))
 
 
 if __name__ == "__main__":

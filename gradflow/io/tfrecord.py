@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import gzip
+import os
 import struct
 import zlib
 from typing import BinaryIO, Iterator, Optional, Union
@@ -22,9 +23,10 @@ from tensorboard.compat.tensorflow_stub import pywrap_tensorflow
 
 from gradflow.framework import errors
 from gradflow.ops.record_formats import register_record_format
+from gradflow.tools.npz_io import open_regular
 
 __all__ = ["TFRecordCompressionType", "TFRecordOptions", "TFRecordWriter",
-           "tf_record_iterator", "read_records"]
+           "tf_record_iterator", "read_records", "MAX_RECORD_BYTES"]
 
 try:  # Google's C implementation of CRC-32C: ~1000x faster than the pure-Python one
     import google_crc32c
@@ -33,6 +35,11 @@ except ImportError:
 
 _LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
+# The largest record read (a declared length is checked against it, and against the
+# bytes left in an uncompressed file, before anything is allocated).
+MAX_RECORD_BYTES = 1 << 30
+# Records and compressed input are read in pieces of this size.
+_CHUNK = 1 << 20
 
 
 def masked_crc32c(data: bytes) -> int:
@@ -166,63 +173,123 @@ class TFRecordWriter:
 
 
 def _open_for_reading(path: str, compression_type: str) -> BinaryIO:
+    """``path`` opened as a stream of record bytes; only a regular file is opened."""
     try:
-        raw = open(path, "rb")
-    except OSError as err:
+        os.stat(path)
+    except FileNotFoundError as err:
         raise errors.NotFoundError(None, None, f"{path}; {err.strerror}") from None
-    if compression_type == "GZIP":
-        return gzip.GzipFile(fileobj=raw)
-    if compression_type == "ZLIB":
-        with raw:
-            try:
-                return _BytesReader(zlib.decompress(raw.read()))
-            except zlib.error as err:
-                raise errors.DataLossError(None, None, f"{path}: corrupted ZLIB stream "
-                                           f"({err})") from None
+    except OSError:
+        pass  # open_regular names the file and the reason
+    raw = open_regular(path, "record file")
+    if compression_type in ("GZIP", "ZLIB"):
+        return _InflatingReader(raw, gzip=compression_type == "GZIP")
     return raw
 
 
-class _BytesReader:
-    """The decompressed bytes of a ZLIB file, read like a file."""
+class _InflatingReader:
+    """A ZLIB or GZIP stream inflated as it is read: never more than the bytes asked for
+    (plus one input chunk's worth of output) is held, so a small file that inflates to
+    gigabytes costs only what the reader consumes. Concatenated GZIP members are read
+    one after the other, as TF does."""
 
-    def __init__(self, data: bytes):
-        self._data = memoryview(data)
-        self._position = 0
+    def __init__(self, raw: BinaryIO, gzip: bool):
+        self._raw = raw
+        self._wbits = 31 if gzip else 15
+        self._inflater = zlib.decompressobj(self._wbits)
+        self._input = b""  # compressed bytes read but not yet inflated
 
     def read(self, size: int) -> bytes:
-        chunk = self._data[self._position:self._position + size].tobytes()
-        self._position += len(chunk)
-        return chunk
+        parts, wanted = [], size
+        while wanted > 0:
+            if self._inflater.eof:
+                if self._wbits == 15:
+                    break  # a ZLIB file is one stream
+                rest = self._inflater.unused_data or self._raw.read(_CHUNK)
+                if not rest:
+                    break
+                self._inflater = zlib.decompressobj(self._wbits)
+                self._input = rest
+            if not self._input:
+                self._input = self._raw.read(_CHUNK)
+                if not self._input:
+                    raise EOFError("the compressed stream ends early")
+            out = self._inflater.decompress(self._input, min(wanted, _CHUNK))
+            self._input = self._inflater.unconsumed_tail
+            parts.append(out)
+            wanted -= len(out)
+        return b"".join(parts)
 
     def close(self) -> None:
-        self._data = memoryview(b"")
+        self._raw.close()
 
 
-def read_records(path: str, compression_type: str = "") -> Iterator[bytes]:
-    """The records of a TFRecord file, CRCs checked (``DataLossError`` when corrupted)."""
+def _bytes_left(source) -> Optional[int]:
+    """Bytes left in an uncompressed file (None for an inflating stream)."""
+    if isinstance(source, _InflatingReader):
+        return None
+    return os.fstat(source.fileno()).st_size - source.tell()
+
+
+def _read_exactly(source, length: int) -> Optional[bytes]:
+    """``length`` bytes, or None where the stream ends first; read in chunks, so memory
+    grows only with the bytes that really arrive (and a short read is never joined)."""
+    if length <= _CHUNK:
+        data = source.read(length)
+        return data if len(data) == length else None
+    parts, wanted = [], length
+    while wanted > 0:
+        chunk = source.read(min(wanted, _CHUNK))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        wanted -= len(chunk)
+    return b"".join(parts)
+
+
+def read_records(path: str, compression_type: str = "",
+                 max_record_bytes: int = MAX_RECORD_BYTES) -> Iterator[bytes]:
+    """The records of a TFRecord file, framing checked before anything is allocated.
+
+    Raises (TF's types and key texts, with the file named): ``DataLossError``
+    "corrupted record at <offset>" for a bad length or data CRC, "truncated record at
+    <offset>" when the data ends early or declares more bytes than the file has left,
+    and "record at <offset> declares N bytes, more than the limit" beyond
+    ``max_record_bytes``; a partial header at the very end ends the file, as in TF.
+    ``NotFoundError`` for a missing file, ``ValueError`` for one that is not regular.
+    """
     source = _open_for_reading(path, _compression_name(compression_type))
+    offset = 0
     try:
         while True:
             header = source.read(12)
-            if not header:
-                return
             if len(header) < 12:
-                raise errors.DataLossError(None, None, f"truncated record at the end of {path}")
+                return  # TF ends quietly on an empty or partial header
             length_bytes = header[:8]
             if _CRC.unpack(header[8:])[0] != masked_crc32c(length_bytes):
-                raise errors.DataLossError(None, None, f"corrupted record in {path}: length "
-                                           "checksum mismatch")
+                raise errors.DataLossError(None, None, f"{path}: corrupted record at {offset} "
+                                           "(length checksum mismatch: is this even a "
+                                           "TFRecord file?)")
             length = _LENGTH.unpack(length_bytes)[0]
-            data = source.read(length + 4)
-            if len(data) < length + 4:
-                raise errors.DataLossError(None, None, f"truncated record in {path}")
+            left = _bytes_left(source)
+            if left is not None and length + 4 > left:
+                raise errors.DataLossError(None, None, f"{path}: truncated record at {offset}"
+                                           f" (declares {length} bytes, {left} are left)")
+            if length > max_record_bytes:
+                raise errors.DataLossError(None, None, f"{path}: record at {offset} declares "
+                                           f"{length} bytes, more than the limit of "
+                                           f"{max_record_bytes}")
+            data = _read_exactly(source, length + 4)
+            if data is None:
+                raise errors.DataLossError(None, None, f"{path}: truncated record at {offset}")
             record = data[:length]
             if _CRC.unpack(data[length:])[0] != masked_crc32c(record):
-                raise errors.DataLossError(None, None, f"corrupted record in {path}: data "
-                                           "checksum mismatch")
+                raise errors.DataLossError(None, None, f"{path}: corrupted record at "
+                                           f"{offset + 12} (data checksum mismatch)")
             yield record
+            offset += 16 + length
     except (OSError, EOFError, zlib.error) as err:
-        raise errors.DataLossError(None, None, f"{path}: {err}") from None
+        raise errors.DataLossError(None, None, f"{path}: truncated record at {offset} "
+                                   f"({err})") from None
     finally:
         source.close()
 

@@ -70,9 +70,11 @@ def test_corrupted_record_is_data_loss(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(gf.errors.DataLossError, match="checksum"):
         list(read_records(str(path)))
-    path.write_bytes(bytes(data[:10]))
-    with pytest.raises(gf.errors.DataLossError, match="truncated"):
+    path.write_bytes(bytes(data[:20]))
+    with pytest.raises(gf.errors.DataLossError, match="truncated record at 0"):
         list(read_records(str(path)))
+    path.write_bytes(bytes(data[:10]))  # a partial header ends the file, as in TF 2.21
+    assert list(read_records(str(path))) == []
 
 
 def test_unsupported_options_raise():
