@@ -23,7 +23,8 @@ from gradflow.framework.graph import Operation, Tensor, name_scope
 from gradflow.framework.registry import RegisterGradient, define_op, gradient_needed
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
-from gradflow.ops.common import FLOATING, apply_op, as_tensor, check_dtype_in, static_ints
+from gradflow.ops.common import (FLOATING, apply_op, as_tensor, check_dtype_in, constructor,
+                                 static_ints)
 from gradflow.ops.nn import avg_pool, conv2d, depthwise_conv2d, max_pool
 
 __all__ = ["conv3d", "conv3d_backprop_filter_v2", "conv3d_transpose", "max_pool3d",
@@ -389,6 +390,7 @@ def _sizes_tensor(sizes, like: Tensor) -> Tensor:
     return as_tensor(np.asarray(sizes, dtype=np.int32), name="input_sizes", like=like)
 
 
+@constructor("Conv3D", "input", "filter")
 def conv3d(input, filter=None, strides=None, padding=None,  # noqa: A002 - TF's names
            data_format: str = "NDHWC", dilations=None, name: Optional[str] = None,
            filters=None) -> Tensor:
@@ -400,6 +402,7 @@ def conv3d(input, filter=None, strides=None, padding=None,  # noqa: A002 - TF's 
                     **_conv3d_attrs(strides, padding, data_format, dilations, "Conv3D"))
 
 
+@constructor("Conv3DBackpropFilterV2", "input", "filter_sizes", "out_backprop")
 def conv3d_backprop_filter_v2(input, filter_sizes, out_backprop, strides,  # noqa: A002
                               padding, data_format: str = "NDHWC", dilations=None,
                               name: Optional[str] = None) -> Tensor:
@@ -411,6 +414,7 @@ def conv3d_backprop_filter_v2(input, filter_sizes, out_backprop, strides,  # noq
                                     "Conv3DBackpropFilterV2"))
 
 
+@constructor("conv3d_transpose", "value", "filter", "output_shape", single_op=False)
 def conv3d_transpose(value=None, filter=None, output_shape=None, strides=None,  # noqa: A002
                      padding: str = "SAME", data_format: str = "NDHWC",
                      name: Optional[str] = None, input=None, filters=None,  # noqa: A002
@@ -580,12 +584,14 @@ def _pool3d(op_type: str, x, ksize, strides, padding, data_format: str,
                     **_window_attrs(strides, padding, data_format, op_type))
 
 
+@constructor("MaxPool3D", "input")
 def max_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC",  # noqa: A002
                name: Optional[str] = None) -> Tensor:
     """Maximum over ``ksize`` windows of a 5-D tensor ('SAME' padding never wins)."""
     return _pool3d("MaxPool3D", input, ksize, strides, padding, data_format, name)
 
 
+@constructor("AvgPool3D", "input")
 def avg_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC",  # noqa: A002
                name: Optional[str] = None) -> Tensor:
     """Mean over ``ksize`` windows of a 5-D tensor (padding is not counted)."""
@@ -622,18 +628,22 @@ def _pool1d(pool2d: Callable, default_name: str, x, ksize, strides, padding,
         return array.squeeze(pooled, [height_axis])
 
 
+@constructor("MaxPool1d", "input", single_op=False)
 def max_pool1d(input, ksize, strides, padding, data_format: str = "NWC",  # noqa: A002
                name: Optional[str] = None) -> Tensor:
     """Maximum over ``ksize`` windows of a 3-D [batch, width, channels] tensor."""
     return _pool1d(max_pool, "MaxPool1d", input, ksize, strides, padding, data_format, name)
 
 
+@constructor("AvgPool1D", "input", single_op=False)
 def avg_pool1d(input, ksize, strides, padding, data_format: str = "NWC",  # noqa: A002
                name: Optional[str] = None) -> Tensor:
     """Mean over ``ksize`` windows of a 3-D [batch, width, channels] tensor."""
     return _pool1d(avg_pool, "AvgPool1D", input, ksize, strides, padding, data_format, name)
 
 
+@constructor("separable_conv2d", "input", "depthwise_filter", "pointwise_filter",
+             single_op=False)
 def separable_conv2d(input, depthwise_filter, pointwise_filter, strides,  # noqa: A002
                      padding, rate=None, name: Optional[str] = None,
                      data_format: Optional[str] = None, dilations=None) -> Tensor:

@@ -16,15 +16,16 @@ import pytest
 import gradflow as gf
 from gradflow.framework.graph import op_scope
 
-FAMILIES = ("array", "math", "nn", "primitives", "linalg", "segments", "random", "clip",
-            "numerics")
+FAMILIES = ("array", "math", "nn", "nn_more", "primitives", "linalg", "segments", "random",
+            "clip", "numerics")
 # Public functions with a ``name`` that are not op constructors: helpers the
 # constructors call inside their scope, add_n, which hands on to its constructor, and
 # clip_by_global_norm, which hands on to two (global_norm's scope and the clipping's sit
-# side by side in TF1) inside one transaction.
+# side by side in TF1) inside one transaction, and pool, which checks its arguments and
+# hands on to one pooling constructor (its default name depends on the pooling type).
 NOT_CONSTRUCTORS = {"apply_op", "as_tensor", "int_vector", "shape_tensor", "filled",
                     "true_coordinates", "branches", "indexed_slices_to_tensor", "add_n",
-                    "clip_by_global_norm"}
+                    "clip_by_global_norm", "pool"}
 
 
 def _public_functions() -> dict:
