@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 
 import numpy as np
@@ -96,9 +97,10 @@ def test_tf_reads_file_written_by_gradflow(tmp_path):
         assert got == SERIALIZED
 
 
+@pytest.mark.slow
 def test_tf_reads_gradflow_file_in_tf_env(tmp_path):
-    """The same check through TF's own interpreter, when the project's TF env exists."""
-    python = "/opt/tfenv/bin/python"
+    """The same check through TF's own interpreter (``GRADFLOW_TF_PYTHON``), when it exists."""
+    python = os.environ.get("GRADFLOW_TF_PYTHON", "/opt/tfenv/bin/python")
     try:
         subprocess.run([python, "-c", "import tensorflow"], check=True, capture_output=True,
                        timeout=120)
