@@ -26,6 +26,7 @@ from gradflow.ops import array
 from gradflow.ops.common import (FLOATING, apply_op, as_tensor, check_dtype_in, constructor,
                                  static_ints)
 from gradflow.ops.nn import avg_pool, conv2d, depthwise_conv2d, max_pool
+from gradflow.ops.nn.convolution import conv_operands, sizes_tensor
 
 __all__ = ["conv3d", "conv3d_backprop_filter_v2", "conv3d_transpose", "max_pool3d",
            "avg_pool3d", "max_pool1d", "avg_pool1d", "separable_conv2d", "pool"]
@@ -372,24 +373,6 @@ def _alias(arg: str, value, other: str, other_value):
     return value if value is not None else other_value
 
 
-def _operands(x, w, op_type: str, x_arg: str) -> tuple[Tensor, Tensor]:
-    x_t = convert_to_tensor(x, name=x_arg)
-    check_dtype_in(x_t, FLOATING, op_type, x_arg)
-    w_t = as_tensor(w, dtype=None if isinstance(w, Tensor) else x_t.dtype, name="filter",
-                    like=x_t)
-    return x_t, w_t
-
-
-def _sizes_tensor(sizes, like: Tensor) -> Tensor:
-    if isinstance(sizes, Tensor):
-        return sizes
-    if isinstance(sizes, TensorShape):
-        sizes = sizes.as_list()
-    if any(isinstance(s, Tensor) for s in sizes):
-        return array.stack([as_tensor(s, dtype=dtypes.int32, like=like) for s in sizes])
-    return as_tensor(np.asarray(sizes, dtype=np.int32), name="input_sizes", like=like)
-
-
 @constructor("Conv3D", "input", "filter")
 def conv3d(input, filter=None, strides=None, padding=None,  # noqa: A002 - TF's names
            data_format: str = "NDHWC", dilations=None, name: Optional[str] = None,
@@ -397,7 +380,7 @@ def conv3d(input, filter=None, strides=None, padding=None,  # noqa: A002 - TF's 
     """3-D convolution (cross-correlation) of ``input`` with ``filter``
     [kd, kh, kw, in, out]; ``strides``/``dilations`` are 5 per-dimension values."""
     filter = _alias("filter", filter, "filters", filters)
-    x, w = _operands(input, filter, "Conv3D", "input")
+    x, w = conv_operands(input, filter, "Conv3D", "input")
     return apply_op("Conv3D", [x, w], name=name or "Conv3D",
                     **_conv3d_attrs(strides, padding, data_format, dilations, "Conv3D"))
 
@@ -407,8 +390,8 @@ def conv3d_backprop_filter_v2(input, filter_sizes, out_backprop, strides,  # noq
                               padding, data_format: str = "NDHWC", dilations=None,
                               name: Optional[str] = None) -> Tensor:
     """The gradient of ``conv3d`` with respect to its filter, of shape ``filter_sizes``."""
-    x, dy = _operands(input, out_backprop, "Conv3DBackpropFilterV2", "input")
-    return apply_op("Conv3DBackpropFilterV2", [x, _sizes_tensor(filter_sizes, x), dy],
+    x, dy = conv_operands(input, out_backprop, "Conv3DBackpropFilterV2", "input")
+    return apply_op("Conv3DBackpropFilterV2", [x, sizes_tensor(filter_sizes, x), dy],
                     name=name or "Conv3DBackpropFilterV2",
                     **_conv3d_attrs(strides, padding, data_format, dilations,
                                     "Conv3DBackpropFilterV2"))
@@ -425,8 +408,8 @@ def conv3d_transpose(value=None, filter=None, output_shape=None, strides=None,  
     if output_shape is None:
         raise ValueError("output_shape of conv3d_transpose must be provided.")
     with name_scope(name, "conv3d_transpose", [value, filter, output_shape]) as scope:
-        dy, w = _operands(value, filter, "Conv3DBackpropInputV2", "value")
-        return apply_op("Conv3DBackpropInputV2", [_sizes_tensor(output_shape, dy), w, dy],
+        dy, w = conv_operands(value, filter, "Conv3DBackpropInputV2", "value")
+        return apply_op("Conv3DBackpropInputV2", [sizes_tensor(output_shape, dy), w, dy],
                         name=scope,
                         **_conv3d_attrs(strides, padding, data_format, dilations,
                                         "Conv3DBackpropInputV2"))

@@ -516,7 +516,8 @@ def _conv_attrs(strides, padding, data_format: str, dilations, op_type: str) -> 
             "data_format": data_format, **padding_attrs(padding, data_format, op_type)}
 
 
-def _conv_operands(x, w, op_type: str, x_arg: str = "input") -> tuple[Tensor, Tensor]:
+def conv_operands(x, w, op_type: str, x_arg: str = "input") -> tuple[Tensor, Tensor]:
+    """A convolution's data and filter as tensors (a Python filter takes the data's dtype)."""
     x_t = convert_to_tensor(x, name=x_arg)
     check_dtype_in(x_t, FLOATING, op_type, x_arg)
     w_t = as_tensor(w, dtype=None if isinstance(w, Tensor) else x_t.dtype, name="filter",
@@ -524,7 +525,8 @@ def _conv_operands(x, w, op_type: str, x_arg: str = "input") -> tuple[Tensor, Te
     return x_t, w_t
 
 
-def _sizes_tensor(sizes, like: Tensor) -> Tensor:
+def sizes_tensor(sizes, like: Tensor) -> Tensor:
+    """A backprop op's ``input_sizes``/``filter_sizes`` as an int32 tensor."""
     if isinstance(sizes, Tensor):
         return sizes
     if isinstance(sizes, TensorShape):
@@ -545,7 +547,7 @@ def conv2d(input, filter=None, strides=None, padding=None,  # noqa: A002 - TF's 
     ``strides``/``dilations`` an int or a list of 1, 2 or 4 ints.
     """
     filter = alias("filter", filter, "filters", filters)
-    x, w = _conv_operands(input, filter, "Conv2D")
+    x, w = conv_operands(input, filter, "Conv2D")
     return apply_op("Conv2D", [x, w], name=name or "Conv2D",
                     **_conv_attrs(strides, padding, data_format, dilations, "Conv2D"))
 
@@ -557,8 +559,8 @@ def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None,  # noqa: 
                           filters=None) -> Tensor:
     """The gradient of ``conv2d`` with respect to its input, of shape ``input_sizes``."""
     filter = alias("filter", filter, "filters", filters)
-    dy, w = _conv_operands(out_backprop, filter, "Conv2DBackpropInput", "out_backprop")
-    return apply_op("Conv2DBackpropInput", [_sizes_tensor(input_sizes, dy), w, dy],
+    dy, w = conv_operands(out_backprop, filter, "Conv2DBackpropInput", "out_backprop")
+    return apply_op("Conv2DBackpropInput", [sizes_tensor(input_sizes, dy), w, dy],
                     name=name or "Conv2DBackpropInput",
                     **_conv_attrs(strides, padding, data_format, dilations,
                                   "Conv2DBackpropInput"))
@@ -569,8 +571,8 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides,  # noqa: 
                            padding, use_cudnn_on_gpu: bool = True, data_format: str = "NHWC",
                            dilations=None, name: Optional[str] = None) -> Tensor:
     """The gradient of ``conv2d`` with respect to its filter, of shape ``filter_sizes``."""
-    x, dy = _conv_operands(input, out_backprop, "Conv2DBackpropFilter")
-    return apply_op("Conv2DBackpropFilter", [x, _sizes_tensor(filter_sizes, x), dy],
+    x, dy = conv_operands(input, out_backprop, "Conv2DBackpropFilter")
+    return apply_op("Conv2DBackpropFilter", [x, sizes_tensor(filter_sizes, x), dy],
                     name=name or "Conv2DBackpropFilter",
                     **_conv_attrs(strides, padding, data_format, dilations,
                                   "Conv2DBackpropFilter"))
@@ -586,8 +588,8 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
     filter = alias("filter", filter, "filters", filters)
     if output_shape is None:
         raise ValueError("output_shape of conv2d_transpose must be provided.")
-    dy, w = _conv_operands(value, filter, "Conv2DBackpropInput", "value")
-    return apply_op("Conv2DBackpropInput", [_sizes_tensor(output_shape, dy), w, dy],
+    dy, w = conv_operands(value, filter, "Conv2DBackpropInput", "value")
+    return apply_op("Conv2DBackpropInput", [sizes_tensor(output_shape, dy), w, dy],
                     name=name or "conv2d_transpose",
                     **_conv_attrs(strides, padding, data_format, dilations,
                                   "Conv2DBackpropInput"))
@@ -606,7 +608,7 @@ def depthwise_conv2d(input, filter, strides, padding, rate=None,  # noqa: A002 -
     data_format = data_format or "NHWC"
     dilations = None if rate is None and dilations is None else \
         alias("dilations", dilations, "rate", rate)
-    x, w = _conv_operands(input, filter, "DepthwiseConv2dNative")
+    x, w = conv_operands(input, filter, "DepthwiseConv2dNative")
     return apply_op("DepthwiseConv2dNative", [x, w], name=name or "depthwise",
                     **_conv_attrs(strides, padding, data_format, dilations,
                                   "DepthwiseConv2dNative"))
@@ -639,7 +641,7 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
     channels_last = data_format in ("NWC", "NHWC")
     height_axis = 1 if channels_last else 2
     with name_scope(name, "conv1d", [value, filters]):
-        x, w = _conv_operands(value, filters, "Conv2D")
+        x, w = conv_operands(value, filters, "Conv2D")
         result = conv2d(array.expand_dims(x, height_axis), array.expand_dims(w, 0),
                         strides=[1, _width_value(stride, "stride", channels_last)],
                         padding=padding, data_format="NHWC" if channels_last else "NCHW",
