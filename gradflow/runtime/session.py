@@ -18,7 +18,7 @@ from gradflow.framework.default_session import (default_session, get_default_ses
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
 from gradflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
-from gradflow.runtime import clusters, tracing
+from gradflow.runtime import clusters, remote, tracing
 from gradflow.runtime.executor import (RunContext, compile_plan, graph_structure_version,
                                        required_ops)
 from gradflow.runtime.state_locks import StateLocks, release
@@ -121,6 +121,8 @@ class Session:
         self._resources: dict = {}
         self._resources_lock = threading.Lock()
         self._global_jit = clusters.global_jit_requested(self._config)
+        self._target = target
+        self._remote = remote.target_runner(target, self._graph, self._config)
 
     @property
     def graph(self) -> Graph:
@@ -128,7 +130,7 @@ class Session:
 
     @property
     def sess_str(self) -> str:
-        return ""
+        return self._target
 
     def variable_store(self) -> dict:
         """This session's variable values, keyed by variable op (read-only use please)."""
@@ -151,6 +153,11 @@ class Session:
         trace = tracing.checked_trace(options, run_metadata)
         flat = self._fetches(fetches)
         feed_tensors, feed_values = self._feeds(feed_dict)
+        if self._remote is not None:  # a cluster target: runtime/remote.py
+            if trace is not None:
+                raise ValueError("options: tracing a run on a cluster target is not supported")
+            return flat.build(self._remote.run(flat.tensors, flat.targets, feed_tensors,
+                                               feed_values))
         plan = self._plan(flat.tensors, feed_tensors, flat.targets)
         context = RunContext(self, self._variables)
         writes = plan.writes
@@ -255,10 +262,14 @@ class Session:
         return call
 
     def list_devices(self) -> list:
+        if self._remote is not None:
+            return self._remote.list_devices()
         return ["/job:localhost/replica:0/task:0/device:CPU:0"]
 
     def close(self) -> None:
         self._closed = True
+        if self._remote is not None:
+            self._remote.close()
         with self._resources_lock:
             resources, self._resources = self._resources, {}
         for resource in resources.values():  # wakes blocked runs, tells threads to stop

@@ -45,6 +45,7 @@ from gradflow.train.input import (
     range_input_producer, shuffle_batch, shuffle_batch_join, slice_input_producer,
     string_input_producer)
 from gradflow.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
+from gradflow.distribute import ClusterSpec, Server
 
 __all__ = [
     "Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
@@ -71,3 +72,4 @@ __all__ = [
     "limit_epochs", "match_filenames_once", "range_input_producer", "shuffle_batch",
     "shuffle_batch_join", "slice_input_producer", "string_input_producer",
 ]
+__all__ += ["ClusterSpec", "Server"]

@@ -1,0 +1,218 @@
+"""The client side of a cluster session: ``Session(target)`` runs through a ``ClusterRunner``.
+
+Per run the client partitions the needed ops into stages (``partition.py``) and submits
+everything at once: ``begin`` calls taking the locks of the tasks that write (chained in
+task order), every stage on its task's actor (a stage's inputs are the Ray object refs
+of earlier stages' outputs, so tensors go from task to task without passing through the
+client), and a ``finish`` per task that depends on every stage of the run and commits.
+It then waits once, for the fetched values and the finishes. A failure anywhere aborts
+the run on every task: nothing it wrote is committed.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import uuid
+from typing import Sequence
+
+import numpy as np
+
+from gradflow.distribute import ray_tasks
+from gradflow.distribute.cluster_spec import ClusterSpec
+from gradflow.distribute.partition import Partitioning, partition, task_name
+from gradflow.distribute.task import TaskFailure
+from gradflow.framework import errors
+from gradflow.framework.device_spec import DeviceSpec
+from gradflow.framework.graph import Graph, Operation, Tensor
+from gradflow.runtime.executor import graph_structure_version
+
+__all__ = ["ClusterRunner", "parse_target"]
+
+_SCHEME = "grpc://"
+
+
+def parse_target(target: str) -> str:
+    """The task address a session target names (``grpc://host:port``)."""
+    if not target.startswith(_SCHEME) or len(target) == len(_SCHEME):
+        raise errors.NotFoundError(
+            None, None, f"No session factory registered for the given session options: "
+            f"{{target: \"{target}\"}} (a cluster target is grpc://host:port, a server's "
+            "target)")
+    return target[len(_SCHEME):]
+
+
+def _filtered(tasks: list, config) -> list:
+    """The tasks a session uses: those matching ``config.device_filters``, if any."""
+    filters = list(getattr(config, "device_filters", ()) or ())
+    if not filters:
+        return tasks
+    specs = [DeviceSpec.from_string(f) for f in filters]
+    return [(job, index) for job, index in tasks
+            if any((s.job is None or s.job == job) and (s.task is None or s.task == index)
+                   for s in specs)]
+
+
+class ClusterRunner:
+    """Runs a session's steps on the cluster its target belongs to."""
+
+    def __init__(self, target: str, graph: Graph, config):
+        address = parse_target(target)
+        self._ray = ray_tasks.connect()
+        self._graph = graph
+        own = ray_tasks.wait_for_task_actor(address, target)
+        cluster_dict, job, index, _ = self._ray.get(own.info.remote())
+        self._cluster = ClusterSpec(cluster_dict)
+        self._default = (job, index)
+        self._known = {(j, i) for j, i, _ in self._cluster.tasks()}
+        self._addresses = {(j, i): a for j, i, a in self._cluster.tasks()}
+        self._actors = {self._default: own}
+        for task in _filtered(sorted(self._known), config):
+            if task not in self._actors:
+                self._actors[task] = ray_tasks.wait_for_task_actor(
+                    self._addresses[task], task_name(task))
+        infos = self._ray.get([a.info.remote() for a in self._actors.values()])
+        self._incarnations = {task: info[3] for task, info
+                              in zip(self._actors, infos, strict=True)}
+        self._partitions: dict = {}
+        self._shipped: dict = {task: set() for task in self._actors}
+        self._lock = threading.Lock()
+        self._run_ids = itertools.count()
+        self._prefix = uuid.uuid4().hex[:12]
+
+    def list_devices(self) -> list:
+        return [task_name(task) + "/device:CPU:0" for task in sorted(self._known)]
+
+    def close(self) -> None:
+        self._partitions.clear()
+
+    def _partitioning(self, fetches, targets, feeds) -> Partitioning:
+        key = (tuple(fetches), tuple(feeds), tuple(targets))
+        version = graph_structure_version(self._graph)
+        found = self._partitions.get(key)
+        if found is None or found[0] != version:
+            found = (version, partition(self._graph, fetches, targets, feeds, self._default,
+                                        self._known))
+            self._partitions[key] = found
+        return found[1]
+
+    def _actor(self, task):
+        actor = self._actors.get(task)
+        if actor is None:  # outside the session's device filters
+            raise errors.InvalidArgumentError(
+                None, None, f"Task {task_name(task)} is filtered out of this session by "
+                "ConfigProto.device_filters")
+        return actor
+
+    def run(self, fetches: Sequence[Tensor], targets: Sequence[Operation],
+            feeds: Sequence[Tensor], feed_values: Sequence) -> list:
+        part = self._partitioning(fetches, targets, feeds)
+        ray = self._ray
+        run_id = f"{self._prefix}-{next(self._run_ids)}"
+        tokens, previous = {}, ()
+        for task in sorted(part.writes):  # one lock order across tasks: no deadlock
+            previous = (self._actor(task).begin.remote(run_id, part.writes[task], *previous),)
+            tokens[task] = previous[0]
+        shared = _shared_feeds(part, feed_values, ray)
+        results = []
+        for stage in part.stages:
+            waits = [results[i][0] for i in stage.after]
+            if stage.task in tokens:
+                waits.append(tokens[stage.task])
+            inputs = [(shared[src[1]] if src[1] in shared else feed_values[src[1]])
+                      if src[0] == "feed" else results[src[1]][1][src[2]]
+                      for src in stage.input_sources]
+            with self._lock:
+                graph_def = None if stage.key in self._shipped[stage.task] else stage.graph_def
+            call = self._actor(stage.task).run_stage.options(
+                num_returns=1 + len(stage.outputs))
+            returned = call.remote(run_id, stage.key, graph_def, stage.input_names(),
+                                   stage.output_names(), stage.target_names(), len(waits),
+                                   *waits, *inputs)
+            results.append((returned, []) if not stage.outputs else
+                           (returned[0], list(returned[1:])))
+        done = [r[0] for r in results]
+        reads: dict = {task: [] for task in part.tasks}
+        for task, key in part.variable_fetches:
+            reads[task].append(key)
+        finishes = {task: self._actor(task).finish.remote(run_id, reads[task], *done)
+                    for task in part.tasks}
+        fetch_refs = [results[s[1]][1][s[2]] for s in part.fetch_sources if s[0] == "stage"]
+        try:
+            got = ray.get(fetch_refs + list(finishes.values()))
+        except Exception as err:  # a Ray error: rebuilt as TF1's, after aborting the run
+            raise self._failed(run_id, part, err) from None
+        with self._lock:
+            for stage in part.stages:
+                self._shipped[stage.task].add(stage.key)
+        fetched = iter(got[:len(fetch_refs)])
+        read = dict(zip(finishes, got[len(fetch_refs):], strict=True))
+        read_iters = {task: iter(values) for task, values in read.items()}
+        values = []
+        for source in part.fetch_sources:
+            if source[0] == "feed":
+                values.append(feed_values[source[1]])
+            elif source[0] == "variable":
+                values.append(next(read_iters[source[1]]))
+            else:
+                values.append(_writable(next(fetched)))
+        return values
+
+    def _failed(self, run_id: str, part: Partitioning, err: Exception) -> Exception:
+        """Aborts the run on every live task; the TF1 error for ``err``."""
+        ray = self._ray
+        tasks = part.tasks
+        aborts = [self._actors[t].abort.remote(run_id) for t in tasks if t in self._actors]
+        ray.wait(aborts, num_returns=len(aborts), timeout=30)
+        cause = getattr(err, "cause", None)
+        if isinstance(cause, TaskFailure):
+            if cause.error_name == "AbortedError" and cause.node_name is None:
+                with self._lock:  # a task forgot a stage: ship them again next time
+                    for shipped in self._shipped.values():
+                        shipped.clear()
+            return cause.error(self._graph)
+        if isinstance(err, ray.exceptions.RayActorError) or \
+                isinstance(cause, ray.exceptions.RayActorError):
+            return self._unavailable(tasks, err)
+        if isinstance(err, ray.exceptions.RayError):
+            return errors.UnknownError(None, None, f"The cluster run failed: {err}")
+        return err
+
+    def _unavailable(self, tasks: list, err: Exception) -> errors.OpError:
+        """UnavailableError naming the dead task(s); AbortedError when a new task has
+        been started at a dead one's address (the session must be created again)."""
+        ray = self._ray
+        pings = {t: self._actors[t].ping.remote() for t in tasks if t in self._actors}
+        dead = []
+        for task, ref in pings.items():
+            try:
+                ray.get(ref, timeout=30)
+            except (ray.exceptions.RayError, TimeoutError):
+                dead.append(task)
+        names = ", ".join(task_name(t) for t in dead) or "a task of the cluster"
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        for task in dead:
+            replacement = ray_tasks.find_task_actor(self._addresses[task])
+            if replacement is not None:
+                return errors.AbortedError(
+                    None, None, f"Task {task_name(task)} was restarted: the session's state "
+                    "on it is gone; create the session again (and restore a checkpoint)")
+        return errors.UnavailableError(None, None, f"Task {names} is unavailable: its Ray "
+                                       f"actor died ({reason})")
+
+
+def _shared_feeds(part: Partitioning, feed_values: Sequence, ray) -> dict:
+    """Each fed value used by several stages, put in Ray's object store once."""
+    uses: dict = {}
+    for stage in part.stages:
+        for source in stage.input_sources:
+            if source[0] == "feed":
+                uses[source[1]] = uses.get(source[1], 0) + 1
+    return {i: ray.put(feed_values[i]) for i, count in uses.items() if count > 1}
+
+
+def _writable(value):
+    """A fetched array the caller may modify (Ray hands out read-only views)."""
+    if isinstance(value, np.ndarray) and not value.flags.writeable:
+        return value.copy()
+    return value
+
