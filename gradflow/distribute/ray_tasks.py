@@ -46,6 +46,7 @@ def connect(address: Optional[str] = None):
         options = {"ignore_reinit_error": True, "include_dashboard": False,
                    "log_to_driver": os.environ.get("GRADFLOW_RAY_LOGS", "") == "1"}
         if address is None and not os.environ.get("RAY_ADDRESS"):
+            address = "local"  # a new instance, not whatever `ray start` left running
             cpus = os.environ.get("GRADFLOW_RAY_NUM_CPUS")
             if cpus:
                 options["num_cpus"] = int(cpus)

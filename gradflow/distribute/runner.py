@@ -137,9 +137,11 @@ class ClusterRunner:
         finishes = {task: self._actor(task).finish.remote(run_id, reads[task], *done)
                     for task in part.tasks}
         fetch_refs = [results[s[1]][1][s[2]] for s in part.fetch_sources if s[0] == "stage"]
+        waited = fetch_refs + list(finishes.values())
         try:
-            got = ray.get(fetch_refs + list(finishes.values()))
+            got = ray.get(waited)
         except Exception as err:  # a Ray error: rebuilt as TF1's, after aborting the run
+            _collect(ray, waited + done)
             raise self._failed(run_id, part, err) from None
         with self._lock:
             for stage in part.stages:
@@ -152,7 +154,7 @@ class ClusterRunner:
             if source[0] == "feed":
                 values.append(feed_values[source[1]])
             elif source[0] == "variable":
-                values.append(next(read_iters[source[1]]))
+                values.append(_writable(next(read_iters[source[1]])))
             else:
                 values.append(_writable(next(fetched)))
         return values
@@ -208,6 +210,17 @@ def _shared_feeds(part: Partitioning, feed_values: Sequence, ray) -> dict:
             if source[0] == "feed":
                 uses[source[1]] = uses.get(source[1], 0) + 1
     return {i: ray.put(feed_values[i]) for i, count in uses.items() if count > 1}
+
+
+def _collect(ray, refs: list) -> None:
+    """Takes the outcome of a failed run's calls that have ended (Ray would log each
+    failure nobody asked for); calls still blocked are left to end on their own."""
+    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=5)
+    for ref in ready:
+        try:
+            ray.get(ref)
+        except Exception:  # the run's error is reported once, by the caller
+            continue
 
 
 def _writable(value):

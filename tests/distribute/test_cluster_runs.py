@@ -1,0 +1,184 @@
+"""Cluster sessions on a local Ray instance: in-graph training equals one process,
+variables are shared by name across sessions, failed runs commit nothing, a killed task
+gives TF1's errors."""
+import itertools
+import os
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import gradflow as tf  # noqa: E402
+from gradflow.framework import errors  # noqa: E402
+from cluster_models import data, feed_dict, in_graph, single_process  # noqa: E402
+
+pytestmark = pytest.mark.slow
+_ports = itertools.count(30000 + os.getpid() % 1000 * 20)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture
+def cluster():
+    """1 ps + 2 workers, each a Ray actor started here; stopped after the test."""
+    spec = tf.train.ClusterSpec({"ps": [f"localhost:{next(_ports)}"],
+                                 "worker": [f"localhost:{next(_ports)}",
+                                            f"localhost:{next(_ports)}"]})
+    servers = {(job, index): tf.train.Server(spec, job, index)
+               for job, index, _ in spec.tasks()}
+    yield spec, servers
+    for server in servers.values():
+        server.stop()
+
+
+def _train(sess, train, feeds, batches, steps):
+    for step in range(steps):
+        sess.run(train, feed_dict(feeds, batches[step]))
+
+
+def test_in_graph_replication_equals_one_process(cluster):
+    spec, servers = cluster
+    batches = data(6, 2)
+    expected = single_process(6, batches)
+    init, train, params, feeds = in_graph(2, "/job:ps/task:0",
+                                          lambda k: f"/job:worker/task:{k}")
+    with tf.Session(servers["worker", 0].target) as sess:
+        sess.run(init)
+        _train(sess, train, feeds, batches, 6)
+        got = sess.run(params)
+        assert sess.run(tf.train.get_global_step()) == 6
+        assert sess.sess_str == servers["worker", 0].target
+        assert len(sess.list_devices()) == 3
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7)
+
+
+def test_variables_are_shared_by_name_across_sessions_and_graphs(cluster):
+    spec, servers = cluster
+    batches = data(2, 2)
+    init, train, params, feeds = in_graph(2, "/job:ps/task:0",
+                                          lambda k: f"/job:worker/task:{k}")
+    with tf.Session(servers["worker", 0].target) as sess:
+        sess.run(init)
+        _train(sess, train, feeds, batches, 2)
+        trained = sess.run(params)
+    other = tf.Graph()  # another client's graph: same names, no initializer run
+    with other.as_default():
+        with tf.device("/job:ps/task:0"):
+            w1 = tf.Variable(np.zeros((5, 8), np.float32), name="w1")
+        with tf.Session(servers["worker", 1].target) as sess:
+            np.testing.assert_array_equal(sess.run(w1), trained[0])
+            assert not sess.run(tf.report_uninitialized_variables([w1])).size
+
+
+def test_a_failed_run_commits_nothing_on_any_task(cluster):
+    spec, servers = cluster
+    batches = data(1, 2)
+    init, train, params, feeds = in_graph(2, "/job:ps/task:0",
+                                          lambda k: f"/job:worker/task:{k}")
+    with tf.device("/job:worker/task:1"):
+        probe = tf.placeholder(tf.float32, [], name="probe")
+        with tf.control_dependencies([train]):  # runs after the ps applied the update
+            checked = tf.debugging.check_numerics(probe * 1.0, "probe is not finite")
+    with tf.Session(servers["worker", 0].target) as sess:
+        sess.run(init)
+        before = sess.run(params)
+        feeds_now = feed_dict(feeds, batches[0])
+        feeds_now[probe] = np.nan
+        with pytest.raises(errors.InvalidArgumentError, match="probe is not finite") as err:
+            sess.run(checked, feeds_now)
+        assert err.value.op is not None and err.value.op.graph is tf.get_default_graph()
+        for b, a in zip(before, sess.run(params), strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert sess.run(tf.train.get_global_step()) == 0
+        feeds_now[probe] = 1.0
+        assert sess.run(checked, feeds_now) == 1.0
+        assert sess.run(tf.train.get_global_step()) == 1
+
+
+def test_errors_of_a_task_name_the_client_op(cluster):
+    spec, servers = cluster
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(1.0, name="never_initialized")
+    with tf.device("/job:worker/task:1"):
+        doubled = v * 2.0
+    with tf.Session(servers["worker", 0].target) as sess:
+        with pytest.raises(errors.FailedPreconditionError,
+                           match="uninitialized value never_initialized"):
+            sess.run(doubled)
+        with pytest.raises(errors.InvalidArgumentError,
+                           match="Cannot assign a device for operation"):
+            with tf.device("/job:worker/task:9"):
+                sess.run(tf.constant(1.0) + 1.0)
+
+
+def test_feeds_fetches_and_saver_on_a_cluster(cluster, tmp_path):
+    spec, servers = cluster
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(np.arange(4, dtype=np.float32), name="v")
+    with tf.device("/job:worker/task:1"):
+        x = tf.placeholder(tf.float32, [4])
+        total = tf.reduce_sum(v * x)
+    saver = tf.train.Saver([v])
+    with tf.Session(servers["worker", 0].target) as sess:
+        sess.run(v.initializer)
+        value, fed = sess.run({"t": total, "x": x}, {x: np.ones(4, np.float32)}).values()
+        assert value == 6.0 and fed.tolist() == [1, 1, 1, 1]
+        out = sess.run(total, {x: np.full(4, 2.0, np.float32)})
+        assert out == 12.0
+        path = saver.save(sess, str(tmp_path / "model"))
+        sess.run(v.assign(np.zeros(4, np.float32)))
+        saver.restore(sess, path)
+        fetched = sess.run(v)
+        fetched += 1  # a fetched array is the caller's to change
+        np.testing.assert_array_equal(sess.run(v), np.arange(4))
+
+
+def test_killed_task_gives_unavailable_then_aborted_and_recovers(cluster):
+    spec, servers = cluster
+    batches = data(3, 2)
+    init, train, params, feeds = in_graph(2, "/job:ps/task:0",
+                                          lambda k: f"/job:worker/task:{k}")
+    sess = tf.Session(servers["worker", 0].target)
+    sess.run(init)
+    _train(sess, train, feeds, batches, 1)
+    after_one = sess.run(params)
+    servers["worker", 1].stop()  # the task's actor is killed
+    with pytest.raises(errors.UnavailableError, match="/job:worker/replica:0/task:1"):
+        sess.run(train, feed_dict(feeds, batches[1]))
+    servers["worker", 1] = tf.train.Server(spec, "worker", 1)  # the task comes back
+    with pytest.raises(errors.AbortedError, match="task:1 was restarted"):
+        sess.run(train, feed_dict(feeds, batches[1]))
+    sess.close()
+    with tf.Session(servers["worker", 0].target) as sess:  # the ps kept the variables
+        for a, b in zip(sess.run(params), after_one, strict=True):
+            np.testing.assert_array_equal(a, b)
+        _train(sess, train, feeds, batches[1:], 2)
+        assert sess.run(tf.train.get_global_step()) == 3
+
+
+def test_device_filters_and_a_task_that_never_starts(cluster):
+    spec, servers = cluster
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(3.0, name="filtered")
+    config = tf.ConfigProto(device_filters=["/job:ps"])
+    with tf.Session(servers["ps", 0].target, config=config) as sess:
+        sess.run(v.initializer)
+        assert sess.run(v) == 3.0
+    missing = tf.train.ClusterSpec({"a": [f"localhost:{next(_ports)}"],
+                                    "b": [f"localhost:{next(_ports)}"]})
+    server = tf.train.Server(missing, "a", 0)
+    os.environ["GRADFLOW_TASK_WAIT_S"] = "0"
+    try:
+        from gradflow.distribute import ray_tasks
+        ray_tasks._WAIT_S = 0.0
+        with pytest.raises(errors.UnavailableError, match="/job:b/replica:0/task:0"):
+            tf.Session(server.target)
+    finally:
+        server.stop()
