@@ -1,4 +1,5 @@
-"""The ``gradflow`` command: ``gradflow demo`` and ``gradflow graph FILE``."""
+"""The ``gradflow`` command: ``gradflow demo``, ``gradflow graph FILE`` and
+``gradflow cluster --ps N --workers M PROGRAM [ARGS...]``."""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +7,7 @@ import os
 import sys
 from typing import Optional, Sequence
 
+from gradflow.distribute.launcher import launch
 from gradflow.tools.demo import OPTIMIZERS, DemoConfig, run_demo
 from gradflow.tools.serialization import load_graph
 from gradflow.tools.visualize import graphviz_available, render, to_dot
@@ -34,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_demo(commands)
     _add_graph(commands)
+    _add_cluster(commands)
     return parser
 
 
@@ -75,6 +78,22 @@ def _add_graph(commands) -> None:
     graph.set_defaults(run=_run_graph)
 
 
+def _add_cluster(commands) -> None:
+    cluster = commands.add_parser(
+        "cluster", help="run a TF1 between-graph program on a local Ray cluster",
+        description="Starts a local Ray instance (or joins --address) and runs PROGRAM once "
+        "per task with --job_name, --task_index, --ps_hosts and --worker_hosts (and "
+        "TF_CONFIG); ends when every worker has ended. Needs gradflow[distributed].")
+    cluster.add_argument("--ps", type=int, default=1, help="ps tasks (default: %(default)s)")
+    cluster.add_argument("--workers", type=_positive_int, default=2,
+                         help="worker tasks (default: %(default)s)")
+    cluster.add_argument("--address", default=None,
+                         help="an existing Ray cluster's address (default: a new local one)")
+    cluster.add_argument("program", help="the TF1 program (a Python file)")
+    cluster.add_argument("args", nargs=argparse.REMAINDER, help="the program's arguments")
+    cluster.set_defaults(run=_run_cluster)
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -101,3 +120,12 @@ def _run_graph(args) -> int:
         render(dot, output)
     print(f"Wrote {output}")
     return 0
+
+
+def _run_cluster(args) -> int:
+    try:
+        return launch(args.program, args.args, ps=args.ps, workers=args.workers,
+                      address=args.address)
+    except ImportError as err:
+        print(f"gradflow cluster: error: {err}", file=sys.stderr)
+        return 1
