@@ -23,9 +23,11 @@ from tensorboard.compat.proto import graph_pb2, node_def_pb2
 
 from gradflow.framework import errors
 from gradflow.framework.device_spec import DeviceSpec
+from gradflow.framework.function import Function
 from gradflow.framework.graph import Graph, Operation, Tensor
 from gradflow.io.graph_def import attr_value, node_def
 from gradflow.runtime.executor import required_ops, state_writes
+from gradflow.runtime.state_locks import state_order
 
 __all__ = ["Stage", "Partitioning", "partition", "place_ops", "RECV_PREFIX"]
 
@@ -46,22 +48,17 @@ class Stage:
         self.task = task
         self.level = level
         self.ops = ops
+        self.members = frozenset(ops)
         self.inputs: list[Tensor] = []     # received: other stages' outputs or feeds
         self.input_sources: list[tuple] = []  # per input: ("feed", i) | ("stage", s, o)
-        self.outputs: list[Tensor] = []    # sent to later stages or fetched
+        self.outputs: list[Tensor] = []    # sent to later stages or fetched, by bundle
+        self.bundles: list[int] = []       # how many outputs each Ray object carries
         self.targets: list[Operation] = []  # ops run for their effect
         self.after: list[int] = []         # stages (indices) that must run first
         self.graph_def: bytes = b""
+        self.names: tuple = ()  # in the stage's graph: (inputs, outputs, targets)
         self.key = ""
 
-    def input_names(self) -> list[str]:
-        return [_recv_name(t) + ":0" for t in self.inputs]
-
-    def output_names(self) -> list[str]:
-        return [t.name for t in self.outputs]
-
-    def target_names(self) -> list[str]:
-        return [op.name for op in self.targets]
 
 
 class Partitioning:
@@ -70,13 +67,33 @@ class Partitioning:
     def __init__(self, stages: list[Stage], fetch_sources: list, writes: dict,
                  variable_fetches: list):
         self.stages = stages
-        # per fetch: ("stage", stage index, output index) | ("feed", feed index)
+        # per fetch: ("stage", stage index, bundle, position) | ("feed", feed index)
         #          | ("variable", task, key)
         self.fetch_sources = fetch_sources
-        self.writes = writes  # task -> the state keys its stages may write (None: any)
+        # the tasks that write, and the state keys they may write (None: any)
+        self.writes = writes
         self.variable_fetches = variable_fetches
         self.tasks = sorted({stage.task for stage in stages} |
                             {task for task, _ in variable_fetches})
+        self.first_on: dict = {}
+        self.last_on: dict = {}
+        for index, stage in enumerate(stages):
+            self.first_on.setdefault(stage.task, index)
+            self.last_on[stage.task] = index
+        self.sink = self._sink()
+
+    def _sink(self) -> Optional[int]:
+        """The last stage, when it runs after every other one (it can then commit the
+        run's writes on its task); else None."""
+        if not self.stages:
+            return None
+        seen, stack = set(), [len(self.stages) - 1]
+        while stack:
+            index = stack.pop()
+            if index not in seen:
+                seen.add(index)
+                stack.extend(self.stages[index].after)
+        return len(self.stages) - 1 if len(seen) == len(self.stages) else None
 
 
 def _device_task(device: str, default: Task) -> Task:
@@ -158,42 +175,58 @@ def partition(graph: Graph, fetches: Sequence[Tensor], targets: Sequence[Operati
     placed = place_ops(required + [t.op for t in variable_fetches], graph, default, known)
     # variables are copied into each stage using them (always on their own task)
     ops = [op for op in required if op.type != "VariableV2"]
+    _check_shippable(ops)
     stage_of = _levels(ops, placed, fed)
     stages = _group(ops, stage_of)
     index_of = {id(stage): i for i, stage in enumerate(stages)}
-    sources = _wire(stages, stage_of, index_of, fed, computed, targets)
-    fetch_sources = []
+    destinations = _wire(stages, stage_of, index_of, fed, computed, targets)
+    producers = _bundle(stages, destinations)
     feed_index = {t: i for i, t in enumerate(feeds)}
+    fetch_sources = []
     for t in fetches:
         if t in fed:
             fetch_sources.append(("feed", feed_index[t]))
         elif t.op.type == "VariableV2":
             fetch_sources.append(("variable", placed[t.op], t.op.get_attr("shared_name")))
         else:
-            fetch_sources.append(sources[t])
-    writes: dict = {}
-    for stage in stages:
-        keys = state_writes(stage.ops)
-        if stage.task in writes and (writes[stage.task] is None or keys is None):
-            writes[stage.task] = None
-        elif keys is not None:
-            keys = tuple(sorted(set(keys) | set(writes.get(stage.task, ()))))
-            writes[stage.task] = keys
-        else:
-            writes[stage.task] = None
-    producers = {t: ("stage", s, o) for s, stage in enumerate(stages)
-                 for o, t in enumerate(stage.outputs)}
+            fetch_sources.append(producers[t])
     for stage in stages:
         stage.input_sources = [("feed", feed_index[t]) if t in fed else producers[t]
                                for t in stage.inputs]
         _encode(stage)
     variables = [(placed[t.op], t.op.get_attr("shared_name")) for t in variable_fetches]
-    return Partitioning(stages, fetch_sources, writes, variables)
+    return Partitioning(stages, fetch_sources, _writes(stages), variables)
+
+
+def _check_shippable(ops: list[Operation]) -> None:
+    """A stage travels as a GraphDef, which carries no graph functions here."""
+    for op in ops:
+        if any(isinstance(value, Function) for value in op.attrs.values()):
+            raise ValueError(f"Operation '{op.name}' ({op.type}) runs a graph function "
+                             "(cond, while_loop, Defun): a cluster session cannot ship it to "
+                             "a task yet. Build the model without it, or run it in a "
+                             "session without a target.")
+
+
+def _writes(stages: list[Stage]) -> dict:
+    """Per task, the state keys its stages may write (None: unknown, so all)."""
+    writes: dict = {}
+    for stage in stages:
+        keys = state_writes(stage.ops)
+        if keys is None or (stage.task in writes and writes[stage.task] is None):
+            writes[stage.task] = None
+        else:
+            writes[stage.task] = tuple(sorted(set(keys) | set(writes.get(stage.task, ())),
+                                              key=state_order))
+    return {task: keys for task, keys in writes.items() if keys is None or keys}
 
 
 def _levels(ops: list[Operation], placed: dict, fed: set) -> dict:
-    """Each op's (task, level): one level more than an input computed on another task."""
+    """Each op's (task, level). As soon as possible: one level more than an input
+    computed on another task. Then as late as its consumers allow, so that an op feeding
+    only its own task's later ops (a constant, a shape) joins their stage."""
     stage_of: dict[Operation, tuple] = {}
+    consumers: dict[Operation, list] = {}
     for op in ops:  # creation order is topological
         task = placed[op]
         level = 0
@@ -203,7 +236,14 @@ def _levels(ops: list[Operation], placed: dict, fed: set) -> dict:
             if source is None:
                 continue  # fed, or a variable: the stage carries its own copy
             level = max(level, source[1] + (source[0] != task))
+            consumers.setdefault(producer, []).append(op)
         stage_of[op] = (task, level)
+    for op in reversed(ops):
+        users = consumers.get(op)
+        if users:
+            task = stage_of[op][0]
+            stage_of[op] = (task, min(stage_of[u][1] - (stage_of[u][0] != task)
+                                      for u in users))
     return stage_of
 
 
@@ -218,21 +258,12 @@ def _group(ops: list[Operation], stage_of: dict) -> list[Stage]:
 
 def _wire(stages: list[Stage], stage_of: dict, index_of: dict, fed: set,
           fetches: list, targets: Sequence[Operation]) -> dict:
-    """Fills each stage's inputs, outputs, targets and ordering; returns where each
-    computed fetch is produced: ("stage", stage index, output index)."""
+    """Fills each stage's inputs, targets and ordering; returns, per tensor a stage
+    sends, where it goes: the receiving stages' indices, -1 for the client."""
     by_key = {(s.task, s.level): s for s in stages}
-    produced: dict[Tensor, tuple] = {}
-
-    def output(t: Tensor) -> tuple:
-        found = produced.get(t)
-        if found is None:
-            stage = by_key[stage_of[t.op]]
-            stage.outputs.append(t)
-            found = produced[t] = ("stage", index_of[id(stage)], len(stage.outputs) - 1)
-        return found
-
+    destinations: dict[Tensor, set] = {}
     previous_on_task: dict = {}
-    for stage in stages:
+    for position, stage in enumerate(stages):
         members = set(stage.ops)
         after = set()
         before = previous_on_task.get(stage.task)
@@ -251,8 +282,8 @@ def _wire(stages: list[Stage], stage_of: dict, index_of: dict, fed: set,
                     continue
                 if t.op.type == "VariableV2":
                     continue  # copied into this stage (it is on this task)
-                source = output(t)
-                after.add(source[1])
+                destinations.setdefault(t, set()).add(position)
+                after.add(index_of[id(by_key[stage_of[t.op]])])
                 if t not in stage.inputs:
                     stage.inputs.append(t)
             for control in op.control_inputs:
@@ -266,16 +297,36 @@ def _wire(stages: list[Stage], stage_of: dict, index_of: dict, fed: set,
         stage.after = sorted(after)
         stage.targets.extend(op for op in stage.ops if op not in consumed_here and
                              op not in stage.targets)
-    sources = {}
     for t in fetches:
-        sources[t] = output(t)
+        destinations.setdefault(t, set()).add(-1)
     for op in targets:
         if op not in stage_of:
             continue  # a variable op: running it has no effect
         producer = by_key[stage_of[op]]
         if op not in producer.targets:
             producer.targets.append(op)
-    return sources
+    return destinations
+
+
+def _bundle(stages: list[Stage], destinations: dict) -> dict:
+    """Groups each stage's sent tensors by where they go, one Ray object per group;
+    returns each sent tensor's place: ("stage", stage index, bundle, position)."""
+    index_of = {id(stage): i for i, stage in enumerate(stages)}
+    by_stage: dict[int, dict] = {}
+    for t, where in destinations.items():
+        stage = next(s for s in stages if t.op in s.members)
+        groups = by_stage.setdefault(index_of[id(stage)], {})
+        groups.setdefault(frozenset(where), []).append(t)
+    places = {}
+    for index, groups in sorted(by_stage.items()):
+        stage = stages[index]
+        for bundle, (_, tensors) in enumerate(sorted(groups.items(), key=lambda kv: sorted(
+                kv[0]))):
+            stage.bundles.append(len(tensors))
+            for position, t in enumerate(tensors):
+                stage.outputs.append(t)
+                places[t] = ("stage", index, bundle, position)
+    return places
 
 
 def _encode(stage: Stage) -> None:
@@ -309,7 +360,8 @@ def _encode(stage: Stage) -> None:
         node.device = ""
         result.node.append(node)
     stage.graph_def = result.SerializeToString()
+    stage.names = ([_recv_name(t) + ":0" for t in stage.inputs],
+                   [t.name for t in stage.outputs], [op.name for op in stage.targets])
     digest = hashlib.sha256(stage.graph_def)
-    for names in (stage.input_names(), stage.output_names(), stage.target_names()):
-        digest.update(repr(names).encode("utf-8"))
+    digest.update(repr(stage.names).encode("utf-8"))
     stage.key = digest.hexdigest()

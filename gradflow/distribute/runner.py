@@ -108,47 +108,57 @@ class ClusterRunner:
         part = self._partitioning(fetches, targets, feeds)
         ray = self._ray
         run_id = f"{self._prefix}-{next(self._run_ids)}"
-        tokens, previous = {}, ()
-        for task in sorted(part.writes):  # one lock order across tasks: no deadlock
-            previous = (self._actor(task).begin.remote(run_id, part.writes[task], *previous),)
-            tokens[task] = previous[0]
+        tokens = self._begin(run_id, part)
         shared = _shared_feeds(part, feed_values, ray)
-        results = []
-        for stage in part.stages:
+        reads: dict = {}
+        for task, key in part.variable_fetches:
+            reads.setdefault(task, []).append(key)
+        results: list = []  # per stage: (its DONE ref, its bundles' refs)
+        for index, stage in enumerate(part.stages):
             waits = [results[i][0] for i in stage.after]
             if stage.task in tokens:
                 waits.append(tokens[stage.task])
-            inputs = [(shared[src[1]] if src[1] in shared else feed_values[src[1]])
-                      if src[0] == "feed" else results[src[1]][1][src[2]]
-                      for src in stage.input_sources]
+            args, picks, slots = [], [], {}
+            for source in stage.input_sources:
+                where = source[:2] if source[0] == "feed" else source[:3]
+                if where not in slots:
+                    slots[where] = len(args)
+                    if source[0] == "feed":
+                        args.append(shared.get(source[1], feed_values[source[1]]))
+                    else:
+                        args.append(results[source[1]][1][source[2]])
+                picks.append((slots[where], -1 if source[0] == "feed" else source[3]))
+            lock = not tokens and stage.task in part.writes and \
+                index == part.first_on[stage.task]
+            control = (lock, part.writes.get(stage.task), self._end(part, index, reads),
+                       stage.bundles, picks)
             with self._lock:
                 graph_def = None if stage.key in self._shipped[stage.task] else stage.graph_def
             call = self._actor(stage.task).run_stage.options(
-                num_returns=1 + len(stage.outputs))
-            returned = call.remote(run_id, stage.key, graph_def, stage.input_names(),
-                                   stage.output_names(), stage.target_names(), len(waits),
-                                   *waits, *inputs)
-            results.append((returned, []) if not stage.outputs else
+                num_returns=1 + len(stage.bundles))
+            returned = call.remote(run_id, stage.key, graph_def, stage.names, control,
+                                   len(waits), *waits, *args)
+            results.append((returned, []) if not stage.bundles else
                            (returned[0], list(returned[1:])))
         done = [r[0] for r in results]
-        reads: dict = {task: [] for task in part.tasks}
-        for task, key in part.variable_fetches:
-            reads[task].append(key)
-        finishes = {task: self._actor(task).finish.remote(run_id, reads[task], *done)
-                    for task in part.tasks}
-        fetch_refs = [results[s[1]][1][s[2]] for s in part.fetch_sources if s[0] == "stage"]
-        waited = fetch_refs + list(finishes.values())
+        finishes = {task: self._actor(task).finish.remote(run_id, reads.get(task, ()), *done)
+                    for task in part.tasks if self._needs_finish(part, task, reads)}
+        bundles = sorted({source[1:3] for source in part.fetch_sources
+                          if source[0] == "stage"})
+        # every stage's DONE too: a run returns when it has ended on every task
+        waited = [results[s][1][b] for s, b in bundles] + list(finishes.values()) + done
         try:
             got = ray.get(waited)
         except Exception as err:  # a Ray error: rebuilt as TF1's, after aborting the run
-            _collect(ray, waited + done)
+            _collect(ray, waited)
             raise self._failed(run_id, part, err) from None
         with self._lock:
             for stage in part.stages:
                 self._shipped[stage.task].add(stage.key)
-        fetched = iter(got[:len(fetch_refs)])
-        read = dict(zip(finishes, got[len(fetch_refs):], strict=True))
-        read_iters = {task: iter(values) for task, values in read.items()}
+        fetched = dict(zip(bundles, got[:len(bundles)], strict=True))
+        read_iters = {task: iter(values) for task, values
+                      in zip(finishes, got[len(bundles):len(bundles) + len(finishes)],
+                             strict=True)}
         values = []
         for source in part.fetch_sources:
             if source[0] == "feed":
@@ -156,8 +166,35 @@ class ClusterRunner:
             elif source[0] == "variable":
                 values.append(_writable(next(read_iters[source[1]])))
             else:
-                values.append(_writable(next(fetched)))
+                values.append(_writable(fetched[source[1:3]][source[3]]))
         return values
+
+    def _begin(self, run_id: str, part: Partitioning) -> dict:
+        """When several tasks write, takes their locks first, chained in task order (one
+        order for every run: no deadlock); a single writer locks in its first stage."""
+        if len(part.writes) < 2:
+            return {}
+        tokens, previous = {}, ()
+        for task in sorted(part.writes):
+            previous = (self._actor(task).begin.remote(run_id, part.writes[task], *previous),)
+            tokens[task] = previous[0]
+        return tokens
+
+    @staticmethod
+    def _end(part: Partitioning, index: int, reads: dict) -> int:
+        """What a stage does last: 0 nothing, 1 close the run on its task (its last
+        stage there, nothing to commit or read), 2 commit and close (the run's sink)."""
+        task = part.stages[index].task
+        if index != part.last_on[task] or task in reads:
+            return 0
+        if task not in part.writes:
+            return 1
+        return 2 if index == part.sink else 0
+
+    @staticmethod
+    def _needs_finish(part: Partitioning, task, reads: dict) -> bool:
+        last = part.last_on.get(task)
+        return last is None or ClusterRunner._end(part, last, reads) == 0
 
     def _failed(self, run_id: str, part: Partitioning, err: Exception) -> Exception:
         """Aborts the run on every live task; the TF1 error for ``err``."""

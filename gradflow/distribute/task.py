@@ -54,6 +54,13 @@ class TaskFailure(Exception):
         return kind(None, op, self.message)
 
 
+def _received(values: Sequence, picks: Sequence) -> list:
+    """The stage's input values: per input, (argument, position in that received
+    bundle), or (argument, -1) for a value passed whole (a feed)."""
+    return [values[arg] if position < 0 else values[arg][position]
+            for arg, position in picks]
+
+
 class _Compiled:
     __slots__ = ("plan", "feeds")
 
@@ -95,19 +102,38 @@ class TaskActor:
                 found = self._resources[key] = factory()
             return found
 
-    def begin(self, run_id: str, keys: Optional[tuple], *_previous) -> bool:
-        """Takes the locks of the keys a run writes here (None: all state)."""
+    def _take_locks(self, run_id: str, keys: Optional[tuple]) -> None:
+        """Takes the locks of the keys a run writes here (None: all state), unless the
+        run was aborted while this waited."""
         held = self._locks.acquire(keys)
         with self._runs_lock:
-            if run_id in self._aborted:  # the run failed while this call waited
+            if run_id in self._aborted:
                 release(held)
-                return DONE
+                raise TaskFailure("AbortedError", "The run was aborted on another task.",
+                                  None)
             self._held[run_id] = held
+
+    def begin(self, run_id: str, keys: Optional[tuple], *_previous) -> bool:
+        """Takes a run's locks here before its first stage (runs writing on several
+        tasks chain these calls in task order, so two runs never wait on each other)."""
+        self._take_locks(run_id, keys)
         return DONE
 
-    def run_stage(self, run_id: str, key: str, graph_def: Optional[bytes], inputs: list,
-                  outputs: list, targets: list, num_waits: int, *args) -> Any:
-        """Runs one stage; returns (DONE, *outputs), or DONE alone without outputs."""
+    def run_stage(self, run_id: str, key: str, graph_def: Optional[bytes], names: tuple,
+                  control: tuple, num_waits: int, *args) -> Any:
+        """Runs one stage of a run.
+
+        ``names``: the stage graph's (input, output, target) names. ``control``:
+        (take the locks first?, the keys to lock, what to do at the end: 0 keep the run
+        open, 1 close it (nothing written here), 2 commit and close it (every other stage
+        of the run has succeeded), the number of outputs of each bundle, where each input
+        is among the arguments: ``_received``). ``args``: the ``num_waits`` results
+        waited on, then the received bundles and the feeds. Returns DONE, then one list
+        per bundle.
+        """
+        lock, keys, end, bundles, picks = control
+        if lock:
+            self._take_locks(run_id, keys)
         with self._runs_lock:
             if run_id in self._aborted:
                 raise TaskFailure("AbortedError", "The run was aborted on another task.", None)
@@ -115,18 +141,25 @@ class TaskActor:
             if context is None:
                 context = self._runs[run_id] = RunContext(self, self._store)
         try:
-            compiled = self._compiled(key, graph_def, inputs, outputs, targets)
+            compiled = self._compiled(key, graph_def, *names)
         except (TypeError, ValueError, KeyError) as err:  # a stage this task cannot build
             raise TaskFailure("InternalError", f"Task /job:{self._job}/replica:0/task:"
                               f"{self._task} could not build a stage: {err}", None) from None
+        feeds = _received(args[num_waits:], picks)
         try:
-            values = compiled.plan.run(context, list(args[num_waits:]))
+            values = compiled.plan.run(context, feeds)
         except errors.OpError as err:
             node = err.op.name if err.op is not None else None
             raise TaskFailure(type(err).__name__, err.message, node) from None
-        if not outputs:
+        if end:
+            self.finish(run_id, (), commit=end == 2)
+        if not bundles:
             return DONE
-        return (DONE, *values)
+        result, start = [DONE], 0
+        for count in bundles:
+            result.append(values[start:start + count])
+            start += count
+        return tuple(result)
 
     def _compiled(self, key: str, graph_def: Optional[bytes], inputs: list, outputs: list,
                   targets: list) -> _Compiled:
@@ -151,14 +184,15 @@ class TaskActor:
                 self._plans.popitem(last=False)
         return compiled
 
-    def finish(self, run_id: str, read_keys: Sequence[str], *_stages_done) -> list:
+    def finish(self, run_id: str, read_keys: Sequence[str], *_stages_done,
+               commit: bool = True) -> list:
         """Commits the run's writes here (every stage of the run succeeded), releases its
         locks and returns the values of ``read_keys`` (fetched variables) after it."""
         with self._runs_lock:
             context = self._runs.pop(run_id, None)
             held = self._held.pop(run_id, ())
         try:
-            if context is not None:
+            if context is not None and commit:
                 context.commit()
             reader = RunContext(self, self._store)
             values = []
