@@ -2,8 +2,9 @@
 
 Placement: an op runs on the task its device names (``/job:J/task:T``; a job without a
 task means task 0, a device without a job the session's own task); an op reading a
-variable's reference (its ``read``, ``Assign``, the optimizers' ``Apply*``) or
-colocated with another op (``_class``) runs where that op runs, as TF1's placer does.
+variable's reference (its ``read``, ``Assign``, the optimizers' ``Apply*``) or a
+resource handle (a queue's, a reader's, a tensor array's), or colocated with another
+op (``_class``), runs where that op runs, as TF1's placer does.
 The device type (CPU/GPU) is recorded but every task computes on its CPU.
 
 Stages: an op's level is the highest level of its inputs, plus one where an input comes
@@ -21,7 +22,7 @@ from typing import Optional, Sequence
 
 from tensorboard.compat.proto import graph_pb2, node_def_pb2
 
-from gradflow.framework import errors
+from gradflow.framework import dtypes, errors
 from gradflow.framework.device_spec import DeviceSpec
 from gradflow.framework.function import Function
 from gradflow.framework.graph import Graph, Operation, Tensor
@@ -35,6 +36,9 @@ __all__ = ["Stage", "Partitioning", "partition", "place_ops", "RECV_PREFIX"]
 RECV_PREFIX = "gradflow_recv/"
 
 Task = tuple  # (job, task index)
+# Tensors that name state held by the task that made them (a queue, a reader, a tensor
+# array): their consumers run on that task, as TF1's placer colocates them.
+_HANDLES = frozenset({dtypes.resource, dtypes.variant})
 
 
 def task_name(task: Task) -> str:
@@ -138,7 +142,8 @@ def _task_of(op: Operation, graph: Graph, default: Task, known: set, placed: dic
     chain, current = [], op
     while current not in placed:
         chain.append(current)
-        owner = next((t.op for t in current.inputs if t.op.type == "VariableV2"), None)
+        owner = next((t.op for t in current.inputs if t.op.type == "VariableV2" or
+                      t.dtype in _HANDLES), None)
         if owner is None:
             owner = _colocated_op(graph, current)
         if owner is None or owner in chain:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import threading
 import uuid
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -78,6 +78,9 @@ class ClusterRunner:
         self._lock = threading.Lock()
         self._run_ids = itertools.count()
         self._prefix = uuid.uuid4().hex[:12]
+        # ConfigProto.operation_timeout_in_ms: a run taking longer fails (0: no limit)
+        timeout_ms = getattr(config, "operation_timeout_in_ms", 0) or 0
+        self._timeout = timeout_ms / 1000 if timeout_ms > 0 else None
 
     def list_devices(self) -> list:
         return [task_name(task) + "/device:CPU:0" for task in sorted(self._known)]
@@ -148,7 +151,13 @@ class ClusterRunner:
         # every stage's DONE too: a run returns when it has ended on every task
         waited = [results[s][1][b] for s, b in bundles] + list(finishes.values()) + done
         try:
-            got = ray.get(waited)
+            got = ray.get(waited, timeout=self._timeout)
+        except ray.exceptions.GetTimeoutError:
+            _collect(ray, waited)
+            self._failed(run_id, part, None)
+            raise errors.DeadlineExceededError(
+                None, None, f"Timed out: the run took longer than operation_timeout_in_ms="
+                f"{self._timeout * 1000:.0f}") from None
         except Exception as err:  # a Ray error: rebuilt as TF1's, after aborting the run
             _collect(ray, waited)
             raise self._failed(run_id, part, err) from None
@@ -196,12 +205,15 @@ class ClusterRunner:
         last = part.last_on.get(task)
         return last is None or ClusterRunner._end(part, last, reads) == 0
 
-    def _failed(self, run_id: str, part: Partitioning, err: Exception) -> Exception:
+    def _failed(self, run_id: str, part: Partitioning,
+                err: Optional[Exception]) -> Optional[Exception]:
         """Aborts the run on every live task; the TF1 error for ``err``."""
         ray = self._ray
         tasks = part.tasks
         aborts = [self._actors[t].abort.remote(run_id) for t in tasks if t in self._actors]
         ray.wait(aborts, num_returns=len(aborts), timeout=30)
+        if err is None:
+            return None
         cause = getattr(err, "cause", None)
         if isinstance(cause, TaskFailure):
             if cause.error_name == "AbortedError" and cause.node_name is None:

@@ -182,3 +182,16 @@ def test_device_filters_and_a_task_that_never_starts(cluster):
             tf.Session(server.target)
     finally:
         server.stop()
+
+
+def test_operation_timeout_gives_deadline_exceeded(cluster):
+    spec, servers = cluster
+    with tf.device("/job:worker/task:1"):
+        queue = tf.FIFOQueue(1, tf.float32, shapes=[[]])
+        taken = queue.dequeue()
+    config = tf.ConfigProto(operation_timeout_in_ms=300)
+    with tf.Session(servers["worker", 0].target, config=config) as sess:
+        with pytest.raises(errors.DeadlineExceededError, match="operation_timeout_in_ms"):
+            sess.run(taken)
+        sess.run(queue.enqueue(4.0))  # the queue is the task's: the blocked run took it
+        assert sess.run(queue.size()) in (0, 1)
