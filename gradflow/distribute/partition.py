@@ -1,14 +1,16 @@
 """Splitting the ops a run needs into stages, one task each, shipped as GraphDefs.
 
 Placement: an op runs on the task its device names (``/job:J/task:T``; a job without a
-task means task 0, a device without a job the session's own task); an op reading a
-variable's reference (its ``read``, ``Assign``, the optimizers' ``Apply*``) or a
-resource handle (a queue's, a reader's, a tensor array's), or colocated with another
-op (``_class``), runs where that op runs, as TF1's placer does.
-The device type (CPU/GPU) is recorded but every task computes on its CPU.
+task means the session's own task when it is of that job, else task 0; a device without
+a job means the session's own task); an op reading a variable's reference (its
+``read``, ``Assign``, the optimizers' ``Apply*``) or a resource handle (a queue's, a
+reader's, a tensor array's), or colocated with another op (``_class``), runs where that
+op runs, as TF1's placer does. The device type (CPU/GPU) is recorded, but every task
+computes on its CPU.
 
 Stages: an op's level is the highest level of its inputs, plus one where an input comes
-from another task; the ops of one task at one level form a stage. Stages of a level
+from another task, then raised as far as its consumers allow; the ops of one task at
+one level form a stage. Stages of a level
 depend only on stages of lower levels, so the client can submit them in level order,
 each stage's inputs being earlier stages' outputs. A stage is a GraphDef of its ops
 (``gradflow.io.graph_def``), with a ``Placeholder`` standing for each tensor it receives
@@ -104,7 +106,7 @@ def _device_task(device: str, default: Task) -> Task:
     if not device:
         return default
     spec = DeviceSpec.from_string(device)
-    if spec.job is None:
+    if spec.job is None or (spec.job == default[0] and spec.task is None):
         return (default[0], default[1] if spec.task is None else spec.task)
     return (spec.job, 0 if spec.task is None else spec.task)
 
