@@ -3,6 +3,7 @@ variables are shared by name across sessions, failed runs commit nothing, a kill
 gives TF1's errors."""
 import itertools
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -195,3 +196,60 @@ def test_operation_timeout_gives_deadline_exceeded(cluster):
             sess.run(taken)
         sess.run(queue.enqueue(4.0))  # the queue is the task's: the blocked run took it
         assert sess.run(queue.size()) in (0, 1)
+
+
+def test_variables_on_two_ps_tasks_train_as_one_process():
+    spec = tf.train.ClusterSpec({"ps": [f"localhost:{next(_ports)}", f"localhost:{next(_ports)}"],
+                                 "worker": [f"localhost:{next(_ports)}"]})
+    servers = [tf.train.Server(spec, job, index) for job, index, _ in spec.tasks()]
+    try:
+        batches = data(4, 2)
+        expected = single_process(4, batches)
+        # round robin over the ps tasks by variable, as replica_device_setter does
+        placed = iter(range(100))
+
+        def ps_device(op):
+            if op.type == "VariableV2":
+                return f"/job:ps/task:{next(placed) % 2}"
+            return "/job:worker/task:0"
+
+        init, train, params, feeds = in_graph(2, ps_device, lambda k: "/job:worker/task:0")
+        assert {p.op.device for p in params} == {"/job:ps/task:0", "/job:ps/task:1"}
+        with tf.Session(servers[2].target) as sess:
+            sess.run(init)
+            _train(sess, train, feeds, batches, 4)
+            got = sess.run(params)
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7)
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def test_concurrent_clients_lose_no_update(cluster):
+    spec, servers = cluster
+    graphs = []
+    for k in range(2):  # two clients, each with its own graph, meeting at the ps
+        graph = tf.Graph()
+        with graph.as_default():
+            with tf.device("/job:ps/task:0"):
+                counter = tf.Variable(0.0, name="counter")
+            with tf.device(f"/job:worker/task:{k}"):
+                step = tf.constant(1.0) * 1.0
+            graphs.append((graph, counter, counter.assign_add(step)))
+    with tf.Session(servers["worker", 0].target, graph=graphs[0][0]) as sess:
+        sess.run(graphs[0][1].initializer)
+
+    def client(k):
+        graph, _, bump = graphs[k]
+        with tf.Session(servers["worker", k].target, graph=graph) as sess:
+            for _ in range(25):
+                sess.run(bump)
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with tf.Session(servers["ps", 0].target, graph=graphs[1][0]) as sess:
+        assert sess.run(graphs[1][1]) == 50.0
