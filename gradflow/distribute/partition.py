@@ -180,6 +180,7 @@ def partition(graph: Graph, fetches: Sequence[Tensor], targets: Sequence[Operati
             computed.append(t)
     required = required_ops(computed, targets, fed)
     placed = place_ops(required + [t.op for t in variable_fetches], graph, default, known)
+    _move_free_ops(required, placed, fed)
     # variables are copied into each stage using them (always on their own task)
     ops = [op for op in required if op.type != "VariableV2"]
     _check_shippable(ops)
@@ -203,6 +204,26 @@ def partition(graph: Graph, fetches: Sequence[Tensor], targets: Sequence[Operati
         _encode(stage)
     variables = [(placed[t.op], t.op.get_attr("shared_name")) for t in variable_fetches]
     return Partitioning(stages, fetch_sources, _writes(stages), variables)
+
+
+def _move_free_ops(ops: list[Operation], placed: dict, fed: set) -> None:
+    """Places ops whose task cannot be observed where they save a stage: a constant
+    used on one task only runs there, a ``NoOp`` (a ``group``) on the task of its last
+    control input. TF1 runs them where their device says and pays a message for it."""
+    users: dict[Operation, set] = {}
+    for op in ops:
+        for t in op.inputs:
+            if t not in fed:
+                users.setdefault(t.op, set()).add(placed[op])
+    for op in ops:
+        if op.type == "NoOp" and op.control_inputs and not op.inputs:
+            controls = [c for c in op.control_inputs if c in placed]
+            if controls:
+                placed[op] = placed[controls[-1]]
+    for op in ops:
+        tasks = users.get(op)
+        if op.type == "Const" and not op.control_inputs and tasks and len(tasks) == 1:
+            placed[op] = next(iter(tasks))
 
 
 def _check_shippable(ops: list[Operation]) -> None:
