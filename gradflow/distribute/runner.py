@@ -60,7 +60,7 @@ class ClusterRunner:
         self._ray = ray_tasks.connect()
         self._graph = graph
         own = ray_tasks.wait_for_task_actor(address, target)
-        cluster_dict, job, index, _ = self._ray.get(own.info.remote())
+        cluster_dict, job, index = self._ray.get(own.info.remote())
         self._cluster = ClusterSpec(cluster_dict)
         self._default = (job, index)
         self._known = {(j, i) for j, i, _ in self._cluster.tasks()}
@@ -70,9 +70,6 @@ class ClusterRunner:
             if task not in self._actors:
                 self._actors[task] = ray_tasks.wait_for_task_actor(
                     self._addresses[task], task_name(task))
-        infos = self._ray.get([a.info.remote() for a in self._actors.values()])
-        self._incarnations = {task: info[3] for task, info
-                              in zip(self._actors, infos, strict=True)}
         self._partitions: dict = {}
         self._shipped: dict = {task: set() for task in self._actors}
         self._lock = threading.Lock()

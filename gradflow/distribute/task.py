@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections
 import threading
-import uuid
 from typing import Any, Callable, Optional, Sequence
 
 from tensorboard.compat.proto import graph_pb2
@@ -61,14 +60,6 @@ def _received(values: Sequence, picks: Sequence) -> list:
             for arg, position in picks]
 
 
-class _Compiled:
-    __slots__ = ("plan", "feeds")
-
-    def __init__(self, plan, feeds: list):
-        self.plan = plan
-        self.feeds = feeds
-
-
 class TaskActor:
     """The state and the stage runner of one task (``/job:J/replica:0/task:T``)."""
 
@@ -76,7 +67,6 @@ class TaskActor:
         self._cluster = cluster
         self._job = job_name
         self._task = task_index
-        self._incarnation = uuid.uuid4().hex  # tells a restarted task from the old one
         self._store: dict = {}
         self._locks = StateLocks()
         self._resources: dict = {}
@@ -89,7 +79,8 @@ class TaskActor:
         self._runs_lock = threading.Lock()
 
     def info(self) -> tuple:
-        return self._cluster, self._job, self._task, self._incarnation
+        """The cluster (as a dict), this task's job and index."""
+        return self._cluster, self._job, self._task
 
     def ping(self) -> bool:
         return True
@@ -141,13 +132,13 @@ class TaskActor:
             if context is None:
                 context = self._runs[run_id] = RunContext(self, self._store)
         try:
-            compiled = self._compiled(key, graph_def, *names)
+            plan = self._plan(key, graph_def, *names)
         except (TypeError, ValueError, KeyError) as err:  # a stage this task cannot build
             raise TaskFailure("InternalError", f"Task /job:{self._job}/replica:0/task:"
                               f"{self._task} could not build a stage: {err}", None) from None
         feeds = _received(args[num_waits:], picks)
         try:
-            values = compiled.plan.run(context, feeds)
+            values = plan.run(context, feeds)
         except errors.OpError as err:
             node = err.op.name if err.op is not None else None
             raise TaskFailure(type(err).__name__, err.message, node) from None
@@ -161,8 +152,9 @@ class TaskActor:
             start += count
         return tuple(result)
 
-    def _compiled(self, key: str, graph_def: Optional[bytes], inputs: list, outputs: list,
-                  targets: list) -> _Compiled:
+    def _plan(self, key: str, graph_def: Optional[bytes], inputs: list, outputs: list,
+              targets: list):
+        """The compiled plan of a stage: imported and compiled on first use."""
         with self._plans_lock:
             found = self._plans.get(key)
             if found is not None:
@@ -174,15 +166,14 @@ class TaskActor:
         graph = Graph()
         with graph.as_default():
             import_graph_def(graph_pb2.GraphDef.FromString(graph_def), name="")
-        feeds = [graph.get_tensor_by_name(name) for name in inputs]
         plan = compile_plan(graph, [graph.get_tensor_by_name(name) for name in outputs],
-                            feeds, [graph.get_operation_by_name(name) for name in targets])
-        compiled = _Compiled(plan, feeds)
+                            [graph.get_tensor_by_name(name) for name in inputs],
+                            [graph.get_operation_by_name(name) for name in targets])
         with self._plans_lock:
-            self._plans[key] = compiled
+            self._plans[key] = plan
             while len(self._plans) > _PLAN_CACHE:
                 self._plans.popitem(last=False)
-        return compiled
+        return plan
 
     def finish(self, run_id: str, read_keys: Sequence[str], *_stages_done,
                commit: bool = True) -> list:
@@ -212,17 +203,4 @@ class TaskActor:
             self._runs.pop(run_id, None)
             held = self._held.pop(run_id, ())
         release(held)
-        return DONE
-
-    def variable_names(self) -> list[str]:
-        """The variables this task holds (for diagnostics and tests)."""
-        return sorted(key for key in self._store if isinstance(key, str))
-
-    def reset(self) -> bool:
-        """Drops every variable and resource (``Session.reset``)."""
-        with self._resources_lock:
-            resources, self._resources = self._resources, {}
-        for resource in resources.values():
-            resource.close()
-        self._store.clear()
         return DONE
