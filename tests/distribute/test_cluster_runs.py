@@ -253,3 +253,30 @@ def test_concurrent_clients_lose_no_update(cluster):
         thread.join()
     with tf.Session(servers["ps", 0].target, graph=graphs[1][0]) as sess:
         assert sess.run(graphs[1][1]) == 50.0
+
+
+def test_a_lost_ps_is_recovered_from_the_last_checkpoint(cluster, tmp_path):
+    spec, servers = cluster
+    batches = data(4, 2)
+    expected = single_process(4, batches)
+    init, train, params, feeds = in_graph(2, "/job:ps/task:0",
+                                          lambda k: f"/job:worker/task:{k}")
+    saver = tf.train.Saver()
+    sess = tf.Session(servers["worker", 0].target)
+    sess.run(init)
+    _train(sess, train, feeds, batches, 2)
+    checkpoint = saver.save(sess, str(tmp_path / "model"), global_step=2)
+    servers["ps", 0].stop()  # the variables are gone with their task
+    with pytest.raises(errors.UnavailableError, match="/job:ps/replica:0/task:0"):
+        sess.run(train, feed_dict(feeds, batches[2]))
+    servers["ps", 0] = tf.train.Server(spec, "ps", 0)
+    with pytest.raises(errors.AbortedError):
+        sess.run(train, feed_dict(feeds, batches[2]))
+    sess.close()
+    with tf.Session(servers["worker", 0].target) as sess:  # what MonitoredSession does
+        assert sess.run(tf.report_uninitialized_variables()).size == len(params) + 1
+        saver.restore(sess, tf.train.latest_checkpoint(str(tmp_path)))
+        assert checkpoint.endswith("model-2")
+        _train(sess, train, feeds, batches[2:], 2)
+        for g, e in zip(sess.run(params), expected, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7)
