@@ -1,12 +1,14 @@
 """The client side of a cluster session: ``Session(target)`` runs through a ``ClusterRunner``.
 
-Per run the client partitions the needed ops into stages (``partition.py``) and submits
-everything at once: ``begin`` calls taking the locks of the tasks that write (chained in
-task order), every stage on its task's actor (a stage's inputs are the Ray object refs
-of earlier stages' outputs, so tensors go from task to task without passing through the
-client), and a ``finish`` per task that depends on every stage of the run and commits.
-It then waits once, for the fetched values and the finishes. A failure anywhere aborts
-the run on every task: nothing it wrote is committed.
+Per run the client partitions the needed ops into stages (``partition.py``, once per
+signature) and submits everything at once: every stage on its task's actor (a stage's
+inputs are the Ray object refs of earlier stages' output bundles, so tensors go from
+task to task without passing through the client); the locks of the state the run
+writes (taken by a single writing task's first stage, or by ``begin`` calls chained in
+task order when several tasks write); and the commit (by the run's last stage when it
+depends on all others, else by a ``finish`` per writing task that Ray runs only after
+every stage succeeded). It then waits once, for the fetched bundles and every stage.
+A failure anywhere aborts the run on every task: nothing it wrote is committed.
 """
 from __future__ import annotations
 

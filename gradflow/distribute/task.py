@@ -6,10 +6,12 @@ that uses it, by name, as a TF1 server's resource containers do. Clients send it
 plan and runs it with the run's received tensors.
 
 A run's writes stay in an overlay of the run (``RunContext``) across its stages on this
-task and are committed by ``finish``, which the client makes depend on every stage of the
-run on every task: a run that fails anywhere commits nothing anywhere. Runs that write
-take the locks of the keys they write (``begin``) before their first stage, in one order
-across tasks (the client chains ``begin`` calls task by task).
+task and are committed only once every stage of the run, on every task, has succeeded:
+by the run's last stage when it depends on all the others, else by ``finish``, which
+the client makes depend on every stage. A run that fails anywhere is aborted
+(``abort``) and commits nothing anywhere. Runs that write take the locks of the keys
+they write before their first stage here (in that stage, or by ``begin`` calls the
+client chains task by task when several tasks write, so locks are taken in one order).
 """
 from __future__ import annotations
 
