@@ -1,4 +1,7 @@
 """ClusterSpec and Server's argument checks against TF 2.21 (no Ray needed)."""
+import subprocess
+import sys
+
 import pytest
 
 import gradflow as tf
@@ -89,3 +92,20 @@ def test_session_target_without_runner_or_bad_scheme():
         tf.Session("foo:1234", graph=tf.Graph())
     with pytest.raises(TypeError, match="target must be a string"):
         tf.Session(5, graph=tf.Graph())
+
+
+@pytest.mark.slow  # a fresh interpreter importing gradflow
+def test_gradflow_imports_ray_only_for_clusters_and_says_how_to_get_it():
+    script = (
+        "import sys\n"
+        "import gradflow as tf\n"
+        "assert 'ray' not in sys.modules\n"
+        "sys.modules['ray'] = None  # as if Ray were not installed\n"
+        "try:\n"
+        "    tf.Session('grpc://localhost:1', graph=tf.Graph())\n"
+        "except ImportError as err:\n"
+        "    print(err)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert 'pip install "gradflow[distributed]"' in done.stdout
