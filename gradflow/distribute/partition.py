@@ -378,6 +378,14 @@ def _encode(stage: Stage) -> None:
                 result.node.append(node)
     for op in stage.ops:
         node = node_def(op)
+        for name, value in op.attrs.items():  # gradflow's own attrs TF's op lacks
+            if name not in node.attr and value is not None:
+                encoded = attr_value(value)
+                if encoded is None:
+                    raise ValueError(f"Operation '{op.name}' ({op.type}): attr '{name}' "
+                                     f"holds a {type(value).__name__}, which a GraphDef "
+                                     "cannot carry to a cluster task")
+                node.attr[name].CopyFrom(encoded)
         del node.input[:]
         for t in op.inputs:
             if t in received:

@@ -280,3 +280,18 @@ def test_a_lost_ps_is_recovered_from_the_last_checkpoint(cluster, tmp_path):
         _train(sess, train, feeds, batches[2:], 2)
         for g, e in zip(sess.run(params), expected, strict=True):
             np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7)
+
+
+def test_gradflow_attrs_and_seeded_random_ops_run_as_in_process(cluster):
+    spec, servers = cluster
+    with tf.device("/job:worker/task:1"):
+        x = tf.constant(np.arange(6, dtype=np.float32).reshape(2, 3))
+        fetches = [tf.nn.softmax(x, axis=0), tf.random_normal([3], seed=5),
+                   tf.nn.dropout(tf.ones([8]), keep_prob=0.5, seed=3)]
+    results = []
+    for target in ("", servers["worker", 0].target):
+        with tf.Session(target) as sess:
+            results.append([sess.run(fetches), sess.run(fetches)])
+    for local, remote in zip(results[0], results[1], strict=True):
+        for a, b in zip(local, remote, strict=True):
+            np.testing.assert_array_equal(a, b)
