@@ -240,18 +240,18 @@ def main() -> None:
 
 def _estimate(sizes, batch, results, rate) -> None:
     """Scaling estimate: each worker reads the parameters and sends its gradients
-    through the one ps, so the ps's link carries 2 x params x workers per step."""
+    through the one ps, so the ps's link carries 2 x params x workers per step; the rest
+    of a step is the 1-worker step less its own ps traffic at the measured rate."""
     params = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:], strict=True)) * 4
     one = statistics.median(r["steps_per_s"] for r in results["gradflow", 1])
-    measured_comm = 2 * params / (rate["mb_per_s"] * 1e6)
-    compute = max(1 / one - measured_comm - 3 * rate["round_trip_ms"] / 1e3, 1e-4)
-    print(f"Estimate (compute {compute * 1e3:.1f} ms/step/worker from the 1-worker run; "
+    rest = max(1 / one - 2 * params / (rate["mb_per_s"] * 1e6), 1e-4)
+    print(f"Estimate (rest of a step {rest * 1e3:.1f} ms, from the 1-worker run; "
           "synchronous steps; one ps):")
     for link, bandwidth in (("this machine's Ray transfer", rate["mb_per_s"] * 1e6),
                             ("10 Gb/s network", 1.25e9)):
         for machines in (8, 64):
             comm = 2 * params * machines / bandwidth
-            step = compute + comm + 3 * rate["round_trip_ms"] / 1e3
+            step = rest + comm
             print(f"  {machines:2d} machines over {link}: {comm * 1e3:7.1f} ms of ps traffic "
                   f"per step -> {1 / step:6.1f} steps/s, {machines * batch / step:8.0f} "
                   "examples/s")
