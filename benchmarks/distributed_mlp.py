@@ -178,6 +178,35 @@ def ray_transfer_rate(ray, megabytes: int = 64) -> dict:
     return {"mb_per_s": statistics.median(rates), "round_trip_ms": latency * 1e3}
 
 
+def ray_floor(ray, sizes: list[int], steps: int) -> float:
+    """ms per step of the run's three hops done by bare actors passing the same arrays
+    (ps reads -> worker -> ps), without gradflow: what Ray's transport costs here."""
+    shapes = [s for a, b in zip(sizes[:-1], sizes[1:], strict=True) for s in ((a, b), (b,))]
+
+    @ray.remote(num_cpus=0)
+    class Hop:
+        def read(self):
+            return True, [np.ones(shape, np.float32) for shape in shapes]
+
+        def grad(self, params):
+            return True, [p * 1 for p in params]
+
+        def apply(self, grads):
+            return True
+
+    ps, worker = Hop.remote(), Hop.remote()
+    times = []
+    for _ in range(steps + 3):
+        start = time.perf_counter()
+        _, params = ps.read.options(num_returns=2).remote()
+        _, grads = worker.grad.options(num_returns=2).remote(params)
+        ray.get(ps.apply.remote(grads))
+        times.append(time.perf_counter() - start)
+    ray.kill(ps)
+    ray.kill(worker)
+    return 1e3 * statistics.median(times[3:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tf-python", default="/opt/tfenv/bin/python")
@@ -228,7 +257,8 @@ def main() -> None:
         print(line)
     rate = ray_transfer_rate(ray)
     print(f"Ray actor-to-actor transfer: {rate['mb_per_s']:.0f} MB/s (64 MB array, this "
-          f"machine), small call round trip {rate['round_trip_ms']:.2f} ms")
+          f"machine), small call round trip {rate['round_trip_ms']:.2f} ms; the 1-worker "
+          f"step's three hops with bare actors: {ray_floor(ray, sizes, args.steps):.1f} ms")
     for workers in (1, 2):
         comm = communication_bytes(tf, sizes, workers)
         feed = args.batch * (sizes[0] * 4 + 4) * workers

@@ -134,7 +134,7 @@ def place_ops(ops: Sequence[Operation], graph: Graph, default: Task,
     """The task of each op (and of the ops they are colocated with). Raises TF1's
     InvalidArgumentError for a device naming a task outside the cluster ``known``."""
     placed: dict[Operation, Task] = {}
-    for op in sorted(ops, key=lambda o: o._id):
+    for op in ops:
         placed[op] = _task_of(op, graph, default, known, placed)
     return placed
 

@@ -22,9 +22,9 @@ __all__ = ["connect", "ray_module", "actor_name", "create_task_actor", "find_tas
            "wait_for_task_actor", "NAMESPACE"]
 
 NAMESPACE = "gradflow"
-# How long a new session waits for a cluster's tasks to be started (TF1 waits forever;
-# GRADFLOW_TASK_WAIT_S=0 fails at once).
-_WAIT_S = float(os.environ.get("GRADFLOW_TASK_WAIT_S", "120"))
+# How long a new session waits for a cluster's tasks to be started, in seconds, unless
+# GRADFLOW_TASK_WAIT_S says otherwise (TF1 waits forever; 0 fails at once).
+DEFAULT_WAIT_S = 120.0
 _remote_class = None
 
 
@@ -101,7 +101,9 @@ def find_task_actor(address: str):
 def wait_for_task_actor(address: str, task: str, timeout: Optional[float] = None):
     """The actor at ``address``, waiting for its process to start it, as TF1's
     CreateSession waits for the cluster's tasks; UnavailableError after ``timeout``."""
-    deadline = time.monotonic() + (_WAIT_S if timeout is None else timeout)
+    if timeout is None:
+        timeout = float(os.environ.get("GRADFLOW_TASK_WAIT_S", DEFAULT_WAIT_S))
+    deadline = time.monotonic() + timeout
     while True:
         actor = find_task_actor(address)
         if actor is not None:
