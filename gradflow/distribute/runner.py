@@ -108,43 +108,16 @@ class ClusterRunner:
     def run(self, fetches: Sequence[Tensor], targets: Sequence[Operation],
             feeds: Sequence[Tensor], feed_values: Sequence) -> list:
         part = self._partitioning(fetches, targets, feeds)
+        for task in part.tasks:
+            self._actor(task)  # a task outside the device filters fails before any call
         ray = self._ray
         run_id = f"{self._prefix}-{next(self._run_ids)}"
-        tokens = self._begin(run_id, part)
-        shared = _shared_feeds(part, feed_values, ray)
-        reads: dict = {}
-        for task, key in part.variable_fetches:
-            reads.setdefault(task, []).append(key)
-        results: list = []  # per stage: (its DONE ref, its bundles' refs)
-        for index, stage in enumerate(part.stages):
-            waits = [results[i][0] for i in stage.after]
-            if stage.task in tokens:
-                waits.append(tokens[stage.task])
-            args, picks, slots = [], [], {}
-            for source in stage.input_sources:
-                where = source[:2] if source[0] == "feed" else source[:3]
-                if where not in slots:
-                    slots[where] = len(args)
-                    if source[0] == "feed":
-                        args.append(shared.get(source[1], feed_values[source[1]]))
-                    else:
-                        args.append(results[source[1]][1][source[2]])
-                picks.append((slots[where], -1 if source[0] == "feed" else source[3]))
-            lock = not tokens and stage.task in part.writes and \
-                index == part.first_on[stage.task]
-            control = (lock, part.writes.get(stage.task), self._end(part, index, reads),
-                       stage.bundles, picks)
-            with self._lock:
-                graph_def = None if stage.key in self._shipped[stage.task] else stage.graph_def
-            call = self._actor(stage.task).run_stage.options(
-                num_returns=1 + len(stage.bundles))
-            returned = call.remote(run_id, stage.key, graph_def, stage.names, control,
-                                   len(waits), *waits, *args)
-            results.append((returned, []) if not stage.bundles else
-                           (returned[0], list(returned[1:])))
+        try:
+            results, finishes = self._submit(run_id, part, feed_values)
+        except BaseException:  # e.g. a feed Ray cannot serialize: undo what was sent
+            self._failed(run_id, part, None)
+            raise
         done = [r[0] for r in results]
-        finishes = {task: self._actor(task).finish.remote(run_id, reads.get(task, ()), *done)
-                    for task in part.tasks if self._needs_finish(part, task, reads)}
         bundles = sorted({source[1:3] for source in part.fetch_sources
                           if source[0] == "stage"})
         # every stage's DONE too: a run returns when it has ended on every task
@@ -176,6 +149,46 @@ class ClusterRunner:
             else:
                 values.append(_writable(fetched[source[1:3]][source[3]]))
         return values
+
+    def _submit(self, run_id: str, part: Partitioning, feed_values: Sequence) -> tuple:
+        """Submits the run's calls; returns per stage (its DONE ref, its bundles' refs),
+        and the ``finish`` call of each task that needs one."""
+        tokens = self._begin(run_id, part)
+        shared = _shared_feeds(part, feed_values, self._ray)
+        reads: dict = {}
+        for task, key in part.variable_fetches:
+            reads.setdefault(task, []).append(key)
+        results: list = []
+        for index, stage in enumerate(part.stages):
+            waits = [results[i][0] for i in stage.after]
+            if stage.task in tokens:
+                waits.append(tokens[stage.task])
+            args, picks, slots = [], [], {}
+            for source in stage.input_sources:
+                where = source[:2] if source[0] == "feed" else source[:3]
+                if where not in slots:
+                    slots[where] = len(args)
+                    if source[0] == "feed":
+                        args.append(shared.get(source[1], feed_values[source[1]]))
+                    else:
+                        args.append(results[source[1]][1][source[2]])
+                picks.append((slots[where], -1 if source[0] == "feed" else source[3]))
+            lock = not tokens and stage.task in part.writes and \
+                index == part.first_on[stage.task]
+            control = (lock, part.writes.get(stage.task), self._end(part, index, reads),
+                       stage.bundles, picks)
+            with self._lock:
+                graph_def = None if stage.key in self._shipped[stage.task] else stage.graph_def
+            call = self._actor(stage.task).run_stage.options(
+                num_returns=1 + len(stage.bundles))
+            returned = call.remote(run_id, stage.key, graph_def, stage.names, control,
+                                   len(waits), *waits, *args)
+            results.append((returned, []) if not stage.bundles else
+                           (returned[0], list(returned[1:])))
+        done = [r[0] for r in results]
+        finishes = {task: self._actor(task).finish.remote(run_id, reads.get(task, ()), *done)
+                    for task in part.tasks if self._needs_finish(part, task, reads)}
+        return results, finishes
 
     def _begin(self, run_id: str, part: Partitioning) -> dict:
         """When several tasks write, takes their locks first, chained in task order (one
