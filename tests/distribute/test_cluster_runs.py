@@ -25,14 +25,29 @@ def local_ray():
     ray.shutdown()
 
 
-@pytest.fixture
-def cluster():
-    """1 ps + 2 workers, each a Ray actor started here; stopped after the test."""
+def _start_cluster():
     spec = tf.train.ClusterSpec({"ps": [f"localhost:{next(_ports)}"],
                                  "worker": [f"localhost:{next(_ports)}",
                                             f"localhost:{next(_ports)}"]})
     servers = {(job, index): tf.train.Server(spec, job, index)
                for job, index, _ in spec.tasks()}
+    return spec, servers
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """1 ps + 2 workers, each a Ray actor started here, shared by the module's tests
+    that stop no task (each initializes the variables it reads)."""
+    spec, servers = _start_cluster()
+    yield spec, servers
+    for server in servers.values():
+        server.stop()
+
+
+@pytest.fixture
+def own_cluster():
+    """A 1 ps + 2 workers cluster for a test that stops tasks."""
+    spec, servers = _start_cluster()
     yield spec, servers
     for server in servers.values():
         server.stop()
@@ -141,8 +156,8 @@ def test_feeds_fetches_and_saver_on_a_cluster(cluster, tmp_path):
         np.testing.assert_array_equal(sess.run(v), np.arange(4))
 
 
-def test_killed_task_gives_unavailable_then_aborted_and_recovers(cluster):
-    spec, servers = cluster
+def test_killed_task_gives_unavailable_then_aborted_and_recovers(own_cluster):
+    spec, servers = own_cluster
     batches = data(3, 2)
     init, train, params, feeds = in_graph(2, "/job:ps/task:0",
                                           lambda k: f"/job:worker/task:{k}")
@@ -253,8 +268,8 @@ def test_concurrent_clients_lose_no_update(cluster):
         assert sess.run(graphs[1][1]) == 50.0
 
 
-def test_a_lost_ps_is_recovered_from_the_last_checkpoint(cluster, tmp_path):
-    spec, servers = cluster
+def test_a_lost_ps_is_recovered_from_the_last_checkpoint(own_cluster, tmp_path):
+    spec, servers = own_cluster
     batches = data(4, 2)
     expected = single_process(4, batches)
     init, train, params, feeds = in_graph(2, "/job:ps/task:0",
