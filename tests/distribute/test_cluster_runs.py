@@ -308,3 +308,21 @@ def test_gradflow_attrs_and_seeded_random_ops_run_as_in_process(cluster):
     for local, remote in zip(results[0], results[1], strict=True):
         for a, b in zip(local, remote, strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+def test_local_server_runs_a_whole_program():
+    server = tf.train.Server.create_local_server()
+    try:
+        assert server.target.startswith("grpc://localhost:")
+        assert server.server_def.job_name == "localhost"
+        v = tf.Variable([1.0, 2.0], name="local_v")
+        doubled = v * 2.0
+        with tf.Session(server.target) as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(v.assign_add([1.0, 1.0]))
+            np.testing.assert_array_equal(sess.run(doubled), [4.0, 6.0])
+            assert sess.list_devices() == ["/job:localhost/replica:0/task:0/device:CPU:0"]
+        with pytest.raises(errors.UnknownError, match="already running"):
+            tf.train.Server(server.server_def)  # the address is taken
+    finally:
+        server.stop()
