@@ -6,8 +6,8 @@ An accumulator lives in the Session (``Session.resource``), as a queue does. It 
 global step: ``apply_grad`` drops a gradient whose ``local_step`` is older (stale),
 ``take_grad(n)`` waits until ``n`` gradients are in, returns their mean (or sum), empties
 the accumulator and advances its step; ``set_global_step`` sets it. A sparse
-accumulator averages each row over the gradients that carried it, and returns the rows
-in the order they first came. Closing the session wakes a waiting ``take_grad`` with
+accumulator averages each row over the gradients that carried it (rows repeated within
+one gradient are summed), and returns the rows in the order they first came. Closing the session wakes a waiting ``take_grad`` with
 ``CancelledError``.
 """
 from __future__ import annotations
@@ -158,13 +158,15 @@ class _SparseAccumulator(_Accumulator):
         values = np.asarray(values, dtype=self.dtype)
         if not self._rows:
             self._row_shape = tuple(values.shape[1:])
+        seen = set()  # an index repeated within one gradient counts once (rows summed)
         for index, row in zip(indices.tolist(), values, strict=True):
             entry = self._rows.get(index)
             if entry is None:
                 self._rows[index] = [row.copy(), 1]
             else:
                 entry[0] = entry[0] + row
-                entry[1] += 1
+                entry[1] += index not in seen
+            seen.add(index)
 
     def _result(self) -> tuple:
         rows, self._rows = self._rows, {}

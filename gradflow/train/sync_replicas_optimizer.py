@@ -8,14 +8,18 @@ applies their mean with the wrapped optimizer (incrementing the global step) and
 one token per replica, holding the new global step, into the queue. The graph's op and
 variable names are TF1's.
 
-gradflow commits a run's variable writes when the run ends (TF as each op runs), so the
-chief's queue runner runs each aggregation as two runs: the update, then the token
-enqueue fed with the tokens the update computed. A released replica thus always reads
-the updated variables.
+gradflow commits a run's variable writes when the run ends and its variable reads are
+snapshots (TF's ref reads alias the variable, so the tokens see the incremented step),
+so the chief's queue runner runs each aggregation as two runs: the update (fetching the
+new global step), then the token enqueue fed with tokens holding that step. A released
+replica thus always reads the updated variables and carries the new step. Running the
+chief's ``sync_op`` directly would put tokens holding the old step.
 """
 from __future__ import annotations
 
 from typing import Optional
+
+import numpy as np
 
 from gradflow.framework.graph import GraphKeys, Operation, Tensor
 from gradflow.framework.indexed_slices import IndexedSlices
@@ -126,7 +130,7 @@ class SyncReplicasOptimizer(Optimizer):
                 if self._variable_averages is not None:
                     with graph.control_dependencies([sync_op]):
                         sync_op = self._variable_averages.apply(self._variables_to_average)
-                runner = _ChiefQueueRunner(queue, sync_op, tokens)
+                runner = _ChiefQueueRunner(queue, sync_op, update_op, tokens, global_step)
             for accumulator, device in accumulators:
                 with graph.device(device):
                     chief_init_ops.append(accumulator.set_global_step(global_step,
@@ -199,29 +203,33 @@ class _ChiefQueueRunner(QueueRunner):
     """The chief's runner: its threads run each aggregation as the update, then the
     token enqueue (see the module docstring)."""
 
-    def __init__(self, queue: FIFOQueue, sync_op, tokens: Tensor):
+    def __init__(self, queue: FIFOQueue, sync_op, update_op, tokens: Tensor, global_step):
         super().__init__(queue, [sync_op])
-        self._sync_op = sync_op
-        self._tokens = tokens
+        self._steps = (sync_op, update_op, tokens, global_step)
 
     def create_threads(self, sess, coord=None, daemon: bool = False,
                        start: bool = False) -> list:
-        return super().create_threads(_UpdateFirstSession(sess, self._sync_op, self._tokens),
+        return super().create_threads(_UpdateFirstSession(sess, *self._steps),
                                       coord=coord, daemon=daemon, start=start)
 
 
 class _UpdateFirstSession:
-    """A session whose ``run(sync_op)`` commits the update before enqueuing tokens."""
+    """A session whose ``run(sync_op)`` commits the update, then enqueues tokens
+    holding the new global step."""
 
-    def __init__(self, session, sync_op, tokens: Tensor):
+    def __init__(self, session, sync_op, update_op, tokens: Tensor, global_step):
         self._session = session
         self._sync_op = sync_op
+        self._update_op = update_op
         self._tokens = tokens
+        self._global_step = global_step
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         if fetches is not self._sync_op:
             return self._session.run(fetches, feed_dict, options, run_metadata)
-        tokens = self._session.run(self._tokens)
+        _, step = self._session.run([self._update_op, self._global_step])
+        count = self._tokens.shape[0]
+        tokens = np.full([count], step, dtype=self._tokens.dtype.as_numpy_dtype)
         return self._session.run(fetches, {self._tokens: tokens}, options, run_metadata)
 
     def resource(self, key, factory=None):
