@@ -7,8 +7,8 @@ global step: ``apply_grad`` drops a gradient whose ``local_step`` is older (stal
 ``take_grad(n)`` waits until ``n`` gradients are in, returns their mean (or sum), empties
 the accumulator and advances its step; ``set_global_step`` sets it. A sparse
 accumulator averages each row over the gradients that carried it (rows repeated within
-one gradient are summed), and returns the rows in the order they first came. Closing the session wakes a waiting ``take_grad`` with
-``CancelledError``.
+one gradient are summed), and returns the rows in the order they first came. Closing
+the session wakes a waiting ``take_grad`` with ``CancelledError``.
 """
 from __future__ import annotations
 

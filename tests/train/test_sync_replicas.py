@@ -233,7 +233,7 @@ def test_non_chief_hook_runs_the_local_step_init_only():
     hook = opt.make_session_run_hook(False)
     hook.begin()
     with gf.Session() as sess:
-        with pytest.raises(RuntimeError, match="did not make model ready for SyncReplicasOptimizer"):
+        with pytest.raises(RuntimeError, match="did not make model ready for SyncReplicas"):
             hook.after_create_session(sess, None)
         sess.run(gf.global_variables_initializer())
         sess.run(step.assign(7))
