@@ -251,6 +251,8 @@ class Supervisor:
         self._started_threads.append(thread)
         return thread
 
+    Loop = loop  # TF1's other spelling
+
     # ------------------------------------------------------------------ stopping
     def should_stop(self) -> bool:
         return self._coord.should_stop()

@@ -81,7 +81,7 @@ def test_loop_runs_until_stop():
     sv = gf.train.Supervisor()
     calls = []
     with sv.managed_session():
-        sv.loop(0.01, lambda: calls.append(1))
+        sv.Loop(0.01, lambda: calls.append(1))
         while len(calls) < 3:
             sv.coord.wait_for_stop(0.01)
     assert len(calls) >= 3
