@@ -102,7 +102,8 @@ class SyncReplicasOptimizer(Optimizer):
             local_step = Variable(0, trainable=False, dtype=global_step.dtype.base_dtype,
                                   collections=[GraphKeys.LOCAL_VARIABLES],
                                   name="sync_rep_local_step")
-        local_step_init_op = assign(local_step, global_step)
+        with graph.colocate_with(local_step.op):  # assigns sit with their ref, as TF1's
+            local_step_init_op = assign(local_step, global_step)
         chief_init_ops = [local_step_init_op]
         ready_for_local_init_op = report_uninitialized_variables(global_variables())
         accumulators, train_ops, aggregated = [], [], []
@@ -123,7 +124,8 @@ class SyncReplicasOptimizer(Optimizer):
                                   name="sync_token_q", shared_name="sync_token_q")
                 with graph.control_dependencies(train_ops):
                     token = queue.dequeue()
-                train_op = assign(local_step, token)
+                with graph.colocate_with(local_step.op):
+                    train_op = assign(local_step, token)
                 with graph.control_dependencies([update_op]):
                     tokens = fill([self._tokens_per_step], global_step)
                     sync_op = queue.enqueue_many((tokens,))

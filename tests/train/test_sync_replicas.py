@@ -75,6 +75,33 @@ def test_graph_is_tfs():
     assert opt.variables() == [] and opt.get_slot_names() == []
 
 
+def test_placement_under_replica_device_setter_is_tfs():
+    recorded = FIXTURE["sync_placement"]
+    graph = gf.get_default_graph()
+    with gf.device(gf.train.replica_device_setter(ps_tasks=2,
+                                                  worker_device="/job:worker/task:1")):
+        x = tf1.placeholder(gf.float32, [None, 2], name="x")
+        w, emb = _variables()
+        loss = sync_model(x, w, emb, "loss")
+        step = gf.train.get_or_create_global_step()
+        opt = SyncReplicasOptimizer(gf.train.GradientDescentOptimizer(0.1), 2)
+        grads = opt.compute_gradients(loss)
+        first = len(graph.get_operations())
+        opt.apply_gradients(grads, global_step=step)
+        opt.get_init_tokens_op()
+    devices = {op.name: op.device for op in graph.get_operations()[first:]}
+    # TF's FIFOQueue constructor adds /device:CPU:* to the queue op (data_flow_ops.py's
+    # area), its group() adds a NoOp per device, and its ready op differs (state.py's
+    # area); every other shared op agrees.
+    shared = [n for n in recorded if n in devices and n != "sync_token_q"
+              and not n.startswith(FOREIGN)]
+    assert {"sync_rep_local_step", "Assign", "Assign_1", "Fill",
+            "sync_replicas/conditional_accumulator",
+            "sync_replicas/SparseAccumulatorTakeGradient"} <= set(shared)
+    assert {n: devices[n] for n in shared} == {n: recorded[n] for n in shared}
+    assert devices["sync_rep_local_step"] == "/job:worker/task:1"  # each worker its own
+
+
 def test_errors_are_tfs():
     recorded = FIXTURE["sync_graph"]["errors"]
     w, emb = _variables()
