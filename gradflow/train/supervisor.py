@@ -68,7 +68,7 @@ class Supervisor:
                  summary_writer=USE_DEFAULT, init_fn: Optional[Callable] = None,
                  local_init_run_options=None):
         self._graph = graph if graph is not None else get_default_graph()
-        with self._graph.as_default(), self._graph.atomic():
+        with self._graph.as_default(), self._graph.atomic():  # a bad call adds nothing
             self._ready_op = self._default(ready_op, GraphKeys.READY_OP,
                                            report_uninitialized_variables)
             self._ready_for_local_init_op = self._default(
@@ -81,6 +81,11 @@ class Supervisor:
             self._saver = self._default_saver(saver)
             self._summary_op = self._default(summary_op, GraphKeys.SUMMARY_OP, merge_all)
             self._global_step = self._default(global_step, GraphKeys.GLOBAL_STEP, None)
+            self._session_manager = session_manager or SessionManager(
+                local_init_op=self._local_init_op, ready_op=self._ready_op,
+                ready_for_local_init_op=self._ready_for_local_init_op, graph=self._graph,
+                recovery_wait_secs=recovery_wait_secs,
+                local_init_run_options=local_init_run_options)
         self._is_chief = bool(is_chief)
         self._init_feed_dict = init_feed_dict
         self._init_fn = init_fn
@@ -95,11 +100,6 @@ class Supervisor:
         if summary_writer is Supervisor.USE_DEFAULT:
             summary_writer = FileWriter(logdir) if self._is_chief and logdir else None
         self._summary_writer = summary_writer
-        self._session_manager = session_manager or SessionManager(
-            local_init_op=self._local_init_op, ready_op=self._ready_op,
-            ready_for_local_init_op=self._ready_for_local_init_op, graph=self._graph,
-            recovery_wait_secs=recovery_wait_secs,
-            local_init_run_options=local_init_run_options)
         self._graph.finalize()
 
     def _default(self, given, key: str, make: Optional[Callable]):

@@ -96,3 +96,19 @@ def test_non_chief_waits_and_cannot_start_services():
         sv.prepare_or_wait_for_session(max_wait_secs=0.05)
     with gf.Session() as sess, pytest.raises(RuntimeError, match="Only chief supervisor"):
         sv.start_standard_services(sess)
+
+
+def test_a_bad_call_leaves_the_graph_as_it_was():
+    _model()
+    graph = gf.get_default_graph()
+    before = [op.name for op in graph.get_operations()]
+    collections = {key: list(graph.get_collection(key))
+                   for key in graph.get_all_collection_keys()}
+    ready = gf.constant([b""], name="ready_for_local")
+    before.append(ready.op.name)
+    with pytest.raises(ValueError, match="must also pass a local_init_op"):
+        gf.train.Supervisor(ready_for_local_init_op=ready, local_init_op=None)
+    assert [op.name for op in graph.get_operations()] == before
+    assert {key: list(graph.get_collection(key))
+            for key in graph.get_all_collection_keys()} == collections
+    assert not graph.finalized
