@@ -73,6 +73,8 @@ from gradflow.ops.parsing_ops import (  # noqa: F401,E402
 from gradflow import data, image, python_io  # noqa: F401,E402
 from gradflow.ops.data_flow_ops import (  # noqa: F401,E402
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue, count_up_to)
+from gradflow.ops.accumulator_ops import (  # noqa: F401,E402
+    ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator)
 from gradflow.ops.reader_ops import (  # noqa: F401,E402
     ReaderBase, TextLineReader, TFRecordReader, WholeFileReader)
 from gradflow import queue  # noqa: F401,E402

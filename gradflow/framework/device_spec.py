@@ -5,12 +5,19 @@ one device: ``/device:<TYPE>:<index or *>``, or the short ``/cpu:0``, ``/GPU:1``
 ``gpu`` forms. The canonical string is ``/job:x/replica:0/task:0/device:GPU:1``, with
 the fields that are set, in that order. Merging lets the inner spec's set fields
 override the outer's, field by field.
+
+A device scope may also be a function of the op (``replica_device_setter``). Nested
+scopes then apply innermost first, as TF1's graph does: a string fills the fields the
+device so far leaves unset, a function gets the op carrying the device so far and
+returns the new one (a string, kept as spelled, or a DeviceSpec), and ``None`` stops
+the scopes outside it from applying.
 """
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
-__all__ = ["DeviceSpec", "parse_device", "merge_device"]
+__all__ = ["DeviceSpec", "parse_device", "merge_device", "nest_device",
+           "NestedDeviceFunction"]
 
 # Device types that may be written without ``device:`` (``/cpu:0``, ``GPU``).
 _SHORT_DEVICE_TYPES = frozenset({"CPU", "GPU", "TPU", "CUSTOM", "EPU"})
@@ -123,3 +130,46 @@ def parse_device(spec: Union[str, DeviceSpec]) -> DeviceSpec:
 def merge_device(outer: Union[str, DeviceSpec], inner: Union[str, DeviceSpec]) -> str:
     """The canonical name of ``inner`` placed within ``outer`` (inner fields win)."""
     return parse_device(outer).make_merged_spec(parse_device(inner)).to_string()
+
+
+DeviceScope = Union[str, Callable]
+
+
+class NestedDeviceFunction:
+    """The device of nested scopes some of which are functions: the layers, outermost
+    first, applied innermost first (see the module docstring). Graphs call it with the
+    new op and set the op's device to the result."""
+
+    __slots__ = ("layers",)
+
+    def __init__(self, layers: tuple):
+        self.layers = layers
+
+    def __call__(self, op) -> str:
+        device = op.device
+        for layer in reversed(self.layers):
+            if callable(layer):
+                op._set_device(device)
+                device = layer(op)
+                device = device.to_string() if isinstance(device, DeviceSpec) else device or ""
+            else:
+                device = merge_device(layer, device)
+        return device
+
+
+def nest_device(outer: DeviceScope, inner) -> DeviceScope:
+    """The device scope ``inner`` (a string, DeviceSpec, function or None) opened within
+    ``outer`` (a device string or a function made by this): a string while every layer
+    is one, else a :class:`NestedDeviceFunction`."""
+    if inner is None:
+        return ""
+    if not callable(inner):
+        if isinstance(outer, NestedDeviceFunction) and not callable(outer.layers[-1]):
+            return NestedDeviceFunction(outer.layers[:-1] +
+                                        (merge_device(outer.layers[-1], inner),))
+        if not callable(outer):
+            return merge_device(outer, inner)
+        return NestedDeviceFunction((outer, parse_device(inner).to_string()))
+    if isinstance(outer, NestedDeviceFunction):
+        return NestedDeviceFunction(outer.layers + (inner,))
+    return NestedDeviceFunction(((outer,) if outer else ()) + (inner,))

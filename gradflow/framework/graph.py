@@ -241,6 +241,12 @@ class Operation:
     def device(self) -> str:
         return self._device
 
+    def _set_device(self, device) -> None:
+        """Places the op on ``device`` (a string or DeviceSpec), as TF1's method of this
+        name: device functions of nested scopes see the device placed so far."""
+        self._device = device.to_string() if isinstance(device, device_spec.DeviceSpec) \
+            else device
+
     @property
     def original_op(self) -> Optional["Operation"]:
         return self._original_op
@@ -447,10 +453,10 @@ class Graph:
                 attrs["_gradient_op_type"] = state.gradient_overrides[op_type]
             op_name = self._unique_op_name(name or op_type, state)
             op = Operation(self, self._next_id, op_name, op_def, inputs, attrs, "")
-            self._place(op, state)
-            self._next_id += 1
             op._outputs = [Tensor(op, i, dtype, shape)
                            for i, (dtype, shape) in enumerate(output_specs)]
+            self._place(op, state)  # device functions see the op whole, outputs included
+            self._next_id += 1
             op._original_op = state.original_op
             self._link(op)
             if state.control_scopes:
@@ -532,7 +538,7 @@ class Graph:
             op._attrs["_class"] = colocation.colocation_groups()
             op._device = colocation._device
         elif state.device:
-            op._device = state.device(op) if callable(state.device) else state.device
+            op._set_device(state.device(op) if callable(state.device) else state.device)
 
     def _link(self, op: Operation) -> None:
         self._ops_by_name[op._name] = op
@@ -712,13 +718,7 @@ class Graph:
         """Places ops created inside on a device (a string, a function of the op, or None)."""
         state = self._scope_state()
         previous = state.device
-        if device_name_or_function is None:
-            state.device = ""
-        elif callable(device_name_or_function):
-            state.device = device_name_or_function
-        else:
-            outer = previous if isinstance(previous, str) else ""
-            state.device = merge_device(outer, device_name_or_function)
+        state.device = device_spec.nest_device(previous, device_name_or_function)
         try:
             yield
         finally:

@@ -249,7 +249,9 @@ class Variable:
         with graph.as_default(), graph.atomic(), _lifted(graph, lifted, outer_scope), \
                 graph.name_scope(name or "Variable") as scope:
             if callable(initial_value):
-                with graph.name_scope("Initializer"):
+                # TF1 places a callable initializer's ops on no device (a colocation
+                # scope still applies): they run once, wherever the placer likes.
+                with graph.name_scope("Initializer"), graph.device(None):
                     initial_value = initial_value()
             value = convert_to_tensor(initial_value, dtype=dtype, name="initial_value")
             if isinstance(value, IndexedSlices):

@@ -31,7 +31,12 @@ from gradflow.train.basic_session_run_hooks import (
     StepCounterHook, StopAtStepHook, SummarySaverHook)
 from gradflow.train.monitored_session import (
     ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold, SessionCreator,
-    SingularMonitoredSession)
+    SingularMonitoredSession, WorkerSessionCreator)
+from gradflow.train.session_manager import SessionManager
+from gradflow.train.device_setter import (
+    GreedyLoadBalancingStrategy, byte_size_load_fn, replica_device_setter)
+from gradflow.train.sync_replicas_optimizer import SyncReplicasOptimizer
+from gradflow.train.supervisor import Supervisor
 from gradflow.summary.writer import FileWriterCache as SummaryWriterCache
 from gradflow.summary.reader import summary_iterator
 from gradflow.io.graph_def import write_graph
@@ -65,6 +70,8 @@ __all__ = [
     "SecondOrStepTimer", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
     "ChiefSessionCreator", "MonitoredSession", "MonitoredTrainingSession", "Scaffold",
     "SessionCreator", "SingularMonitoredSession", "SummaryWriterCache", "summary_iterator",
+    "WorkerSessionCreator", "SessionManager", "GreedyLoadBalancingStrategy",
+    "byte_size_load_fn", "replica_device_setter", "SyncReplicasOptimizer", "Supervisor",
     "write_graph",
     "BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList",
     "Int64List", "SequenceExample", "queue_runner", "Coordinator", "QueueRunner",

@@ -1,13 +1,15 @@
 """``MonitoredSession``, ``SingularMonitoredSession`` and ``MonitoredTrainingSession``.
 
 A monitored session creates its session through a ``ChiefSessionCreator`` (restore the
-latest checkpoint of ``checkpoint_dir``, else run the scaffold's initializers), calls its
-hooks around every ``run``, and stops when a hook asks (``should_stop()``) or when a run
-raises ``OutOfRangeError`` (end of input), which ``with`` swallows as TF1 does.
-
-Differences from TF1 (single process, no cluster): ``master`` must be ``''``,
-``is_chief=False`` (worker sessions) is not supported, and aborted sessions are not
-re-created (gradflow sessions do not abort).
+latest checkpoint of ``checkpoint_dir``, else run the scaffold's initializers) or, on a
+worker that is not the chief, a ``WorkerSessionCreator`` (wait until the chief has
+initialized the model); both go through ``SessionManager`` and hand ``master`` to
+``Session(target=master)``. It calls its hooks around every ``run``, and stops when a
+hook asks (``should_stop()``) or when a run raises ``OutOfRangeError`` (end of input),
+which ``with`` swallows as TF1 does. A run that fails with ``AbortedError`` or
+``UnavailableError`` (a task of the cluster went away) closes the session, creates a
+new one (which restores the latest checkpoint on the chief) and runs again, as TF1's
+recoverable session does.
 """
 from __future__ import annotations
 
@@ -16,27 +18,33 @@ import abc
 from typing import Any, Callable, Optional
 
 from gradflow.framework import errors
+import gradflow.logging as logging
 from gradflow.framework.graph import get_default_graph
 from gradflow.io.protos import RunMetadata, RunOptions
 from gradflow.ops import control
-from gradflow.ops.state import (global_variables_initializer, local_variables_initializer,
-                                report_uninitialized_variables)
+from gradflow.ops.state import (global_variables, global_variables_initializer,
+                                local_variables_initializer, report_uninitialized_variables)
 from gradflow.runtime.session import Session
 from gradflow.summary.summary import merge_all
 from gradflow.train import basic_session_run_hooks as hooks_lib
-from gradflow.train.saver import Saver, get_checkpoint_state, latest_checkpoint
+from gradflow.train.saver import Saver
+from gradflow.train.session_manager import SessionManager
 from gradflow.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunValues
 
-__all__ = ["Scaffold", "SessionCreator", "ChiefSessionCreator", "MonitoredSession",
-           "SingularMonitoredSession", "MonitoredTrainingSession", "USE_DEFAULT"]
+__all__ = ["Scaffold", "SessionCreator", "ChiefSessionCreator", "WorkerSessionCreator",
+           "MonitoredSession", "SingularMonitoredSession", "MonitoredTrainingSession",
+           "USE_DEFAULT"]
 
 USE_DEFAULT = object()  # "argument not given": MonitoredTrainingSession picks TF1's default
+# Errors after which TF1's monitored session makes a new session and runs again.
+_RECOVERABLE = (errors.AbortedError, errors.UnavailableError)
 
 
-def _check_master(master: str) -> None:
-    if master:
-        raise ValueError(f"master={master!r} is not supported: gradflow runs in-process; "
-                         "leave master=''")
+def _check_master(master) -> str:
+    if not isinstance(master, str):
+        raise TypeError(f"master must be a string (a server's target or ''), got "
+                        f"{type(master).__name__}")
+    return master
 
 
 class Scaffold:
@@ -82,6 +90,10 @@ class Scaffold:
             self._init_op = _collection_or(graph, "init_op", global_variables_initializer)
         if self._ready_op is None:
             self._ready_op = _collection_or(graph, "ready_op", report_uninitialized_variables)
+        if self._ready_for_local_init_op is None:
+            self._ready_for_local_init_op = _collection_or(
+                graph, "ready_for_local_init_op",
+                lambda: report_uninitialized_variables(global_variables()))
         if self._local_init_op is None:
             self._local_init_op = _collection_or(
                 graph, "local_init_op",
@@ -151,10 +163,10 @@ class ChiefSessionCreator(SessionCreator):
     def __init__(self, scaffold: Optional[Scaffold] = None, master: str = "", config=None,
                  checkpoint_dir: Optional[str] = None,
                  checkpoint_filename_with_path: Optional[str] = None):
-        _check_master(master)
         if checkpoint_dir and checkpoint_filename_with_path:
             raise ValueError("Can not provide both checkpoint_dir and "
                              "checkpoint_filename_with_path.")
+        self._master = _check_master(master)
         self._scaffold = scaffold or Scaffold()
         self._config = config
         self._checkpoint_dir = checkpoint_dir
@@ -162,30 +174,38 @@ class ChiefSessionCreator(SessionCreator):
 
     def create_session(self) -> Session:
         scaffold = self._scaffold.finalize()
-        session = Session(config=self._config, graph=get_default_graph())
-        path = self._checkpoint_path or (latest_checkpoint(self._checkpoint_dir)
-                                         if self._checkpoint_dir else None)
-        if path is not None:
-            scaffold.saver.restore(session, path)
-            if not self._checkpoint_path:
-                # The restarted saver keeps counting the directory's checkpoints (TF1).
-                state = get_checkpoint_state(self._checkpoint_dir)
-                scaffold.saver.recover_last_checkpoints(state.all_model_checkpoint_paths)
-        else:
-            if scaffold.init_op is not None:
-                session.run(scaffold.init_op, feed_dict=scaffold.init_feed_dict)
-            if scaffold.init_fn is not None:
-                scaffold.init_fn(scaffold, session)
-        if scaffold.local_init_op is not None:
-            session.run(scaffold.local_init_op, feed_dict=scaffold.local_init_feed_dict)
-        if scaffold.ready_op is not None:
-            missing = session.run(scaffold.ready_op)
-            if len(missing):
-                names = [m.decode() if isinstance(m, bytes) else str(m) for m in missing]
-                raise RuntimeError(f"Init operations did not make model ready.  Init op: "
-                                   f"{scaffold.init_op.name}, init fn: {scaffold.init_fn}, "
-                                   f"error: Variables not initialized: {', '.join(names)}")
-        return session
+        init_fn = scaffold.init_fn
+        manager = _session_manager(scaffold)
+        return manager.prepare_session(
+            self._master, saver=scaffold.saver, checkpoint_dir=self._checkpoint_dir,
+            checkpoint_filename_with_path=self._checkpoint_path, config=self._config,
+            init_op=scaffold.init_op, init_feed_dict=scaffold.init_feed_dict,
+            init_fn=None if init_fn is None else (lambda session: init_fn(scaffold, session)))
+
+
+class WorkerSessionCreator(SessionCreator):
+    """A worker's session: waits (up to ``max_wait_secs``) until the chief has
+    initialized the model, then runs the local initializer."""
+
+    def __init__(self, scaffold: Optional[Scaffold] = None, master: str = "", config=None,
+                 max_wait_secs: float = 30 * 60):
+        self._master = _check_master(master)
+        self._scaffold = scaffold or Scaffold()
+        self._config = config
+        self._max_wait_secs = max_wait_secs
+
+    def create_session(self) -> Session:
+        scaffold = self._scaffold.finalize()
+        return _session_manager(scaffold).wait_for_session(
+            self._master, config=self._config, max_wait_secs=self._max_wait_secs)
+
+
+def _session_manager(scaffold: Scaffold) -> SessionManager:
+    return SessionManager(local_init_op=scaffold.local_init_op,
+                          local_init_feed_dict=scaffold.local_init_feed_dict,
+                          ready_op=scaffold.ready_op,
+                          ready_for_local_init_op=scaffold.ready_for_local_init_op,
+                          graph=get_default_graph())
 
 
 class _StepContext:
@@ -213,13 +233,36 @@ class MonitoredSession:
         self._hooks = list(hooks or [])
         for hook in self._hooks:
             hook.begin()
-        creator = session_creator or ChiefSessionCreator()
+        self._creator = session_creator or ChiefSessionCreator()
         self._graph = get_default_graph()
-        self._session = creator.create_session()
         self._should_stop = False
         self._closed = False
+        self._session = self._create_session()
+
+    def _create_session(self) -> Session:
+        """A new session from the creator, retried while a task is unavailable, with
+        every hook told of it."""
+        while True:
+            try:
+                session = self._creator.create_session()
+                break
+            except _RECOVERABLE as err:
+                logging.info(f"An error was raised while a session was being created. This "
+                             f"may be due to a preemption of a connected worker or "
+                             f"parameter server. A new session will be created. Error: {err}")
         for hook in self._hooks:
-            hook.after_create_session(self._session, None)
+            hook.after_create_session(session, None)
+        return session
+
+    def _recover(self, err: Exception) -> None:
+        logging.info(f"An error was raised. This may be due to a preemption in a connected "
+                     f"worker or parameter server. The current session will be closed and a "
+                     f"new session will be created. Error: {err}")
+        try:
+            self._session.close()
+        except _RECOVERABLE:
+            pass  # the session's tasks are gone already
+        self._session = self._create_session()
 
     @property
     def graph(self):
@@ -230,9 +273,17 @@ class MonitoredSession:
 
     def run(self, fetches, feed_dict: Optional[dict] = None, options=None,
             run_metadata=None):
-        """Runs ``fetches`` with the hooks' additions; returns the caller's values."""
+        """Runs ``fetches`` with the hooks' additions; returns the caller's values. A run
+        that fails because a task went away is run again in a new session."""
         if self._closed:
             raise RuntimeError("Run called even after should_stop requested.")
+        while True:
+            try:
+                return self._run_with_hooks(fetches, feed_dict, options, run_metadata)
+            except _RECOVERABLE as err:
+                self._recover(err)
+
+    def _run_with_hooks(self, fetches, feed_dict: Optional[dict], options, run_metadata):
         context = SessionRunContext(SessionRunArgs(fetches, feed_dict), self._session)
         requests = {hook: hook.before_run(context) for hook in self._hooks}
         feeds = dict(feed_dict or {})
@@ -338,13 +389,15 @@ def MonitoredTrainingSession(master: str = "", is_chief: bool = True,  # noqa: N
     600 s in ``checkpoint_dir``, summaries every 100 steps and steps/sec every
     ``log_step_count_steps`` steps in ``summary_dir`` (default ``checkpoint_dir``)."""
     _check_master(master)
-    if not is_chief:
-        raise ValueError("is_chief=False is not supported: gradflow has no workers; "
-                         "leave is_chief=True")
+    scaffold = scaffold or Scaffold()
+    if not is_chief:  # a worker: no checkpoints, no summaries, only the caller's hooks
+        creator = WorkerSessionCreator(scaffold=scaffold, master=master, config=config,
+                                       max_wait_secs=max_wait_secs)
+        return MonitoredSession(session_creator=creator, hooks=hooks or [],
+                                stop_grace_period_secs=stop_grace_period_secs)
     summary_steps, summary_secs = _pick(save_summaries_steps, save_summaries_secs, 100, None)
     checkpoint_steps, checkpoint_secs = _pick(save_checkpoint_steps, save_checkpoint_secs,
                                               None, 600)
-    scaffold = scaffold or Scaffold()
     summary_dir = summary_dir or checkpoint_dir
     all_hooks = list(chief_only_hooks or [])
     if summary_dir:
@@ -361,7 +414,7 @@ def MonitoredTrainingSession(master: str = "", is_chief: bool = True,  # noqa: N
             checkpoint_dir, save_steps=checkpoint_steps, save_secs=checkpoint_secs,
             scaffold=scaffold, save_graph_def=save_graph_def))
     all_hooks.extend(hooks or [])
-    creator = ChiefSessionCreator(scaffold=scaffold, config=config,
+    creator = ChiefSessionCreator(scaffold=scaffold, master=master, config=config,
                                   checkpoint_dir=checkpoint_dir)
     return MonitoredSession(session_creator=creator, hooks=all_hooks,
                             stop_grace_period_secs=stop_grace_period_secs)
