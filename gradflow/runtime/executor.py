@@ -20,6 +20,7 @@ import concurrent.futures
 import contextvars
 import functools
 import os
+import sys
 import time
 from typing import Optional, Sequence
 
@@ -80,15 +81,22 @@ class RunContext:
     run changes no variable. The session holds the locks of the entries the plan
     writes from before the run's first read until after the commit
     (``runtime/state_locks.py``), so concurrent updates are never lost.
+
+    An optimizer update writes its new values into ``spare(key, current)``: the value
+    the entry held before the last commit that replaced it, kept in ``spares`` (the
+    session's) as long as nothing but that dict holds it, so an update reuses the
+    same two buffers run after run instead of allocating.
     """
 
-    __slots__ = ("session", "store", "pending", "levels")
+    __slots__ = ("session", "store", "pending", "levels", "spares", "recycled")
 
-    def __init__(self, session, store: dict):
+    def __init__(self, session, store: dict, spares: Optional[dict] = None):
         self.session = session
         self.store = store
         self.pending: dict = {}
         self.levels = 0  # graph functions nested on the current thread's stack
+        self.spares = {} if spares is None else spares
+        self.recycled: Optional[set] = None  # keys whose replaced values become spares
 
     def read_variable(self, key, name: str):
         value = self.pending.get(key)
@@ -102,10 +110,27 @@ class RunContext:
     def write_variable(self, key, value) -> None:
         self.pending[key] = value
 
+    def spare(self, key, like) -> np.ndarray:
+        """A C-ordered array of ``like``'s shape and dtype that nothing else holds, for
+        the next value of entry ``key``: its spare buffer when there is one."""
+        if self.recycled is None:
+            self.recycled = set()
+        self.recycled.add(key)
+        buffer = _sole_spare(self.spares, key)
+        if buffer is None or buffer.shape != like.shape or buffer.dtype != like.dtype:
+            return np.empty(like.shape, like.dtype)
+        return buffer
+
     def is_initialized(self, key) -> bool:
         return key in self.pending or key in self.store
 
     def commit(self) -> None:
+        if self.recycled:
+            for key in self.recycled:
+                replaced = self.store.get(key)
+                if replaced is not None and replaced is not self.pending.get(key):
+                    self.spares[key] = replaced
+            self.recycled = None
         self.store.update(self.pending)
         self.pending.clear()
 
@@ -125,6 +150,30 @@ class RunContext:
             return plan.run_nested(self, args)
         finally:
             self.levels -= 1
+
+
+def _spare_references(spares: dict, key) -> int:
+    """References to the array popped from ``spares[key]`` (-1: none there): the
+    caller's and getrefcount's own when nothing else holds it."""
+    buffer = spares.pop(key, None)
+    return -1 if buffer is None else sys.getrefcount(buffer)
+
+
+# References an array popped from a dict has when nothing else holds it, measured
+# with the interpreter running this module (borrowed references vary by version).
+_SOLE_REFERENCES = _spare_references({0: np.empty(1)}, 0)
+
+
+def _sole_spare(spares: dict, key) -> Optional[np.ndarray]:
+    """``spares[key]``, removed, when it is a writable C-ordered array owning its
+    memory that no one else holds (no fetched result, view or other entry): only
+    then may it be overwritten. None otherwise."""
+    buffer = spares.pop(key, None)
+    if buffer is None or sys.getrefcount(buffer) != _SOLE_REFERENCES or \
+            type(buffer) is not np.ndarray or buffer.base is not None or \
+            not buffer.flags.c_contiguous or not buffer.flags.writeable:
+        return None
+    return buffer
 
 
 # A graph function nested in another runs a few Python frames deeper. Past this many

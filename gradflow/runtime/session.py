@@ -112,6 +112,7 @@ class Session:
         self._graph = graph if graph is not None else get_default_graph()
         self._closed = False
         self._variables: dict = {}
+        self._spares: dict = {}  # second buffers of optimizer-updated entries (executor)
         self._plans: dict = {}
         self._single_fetches: dict = {}  # a lone fetched tensor or op -> its _Fetches
         self._state_locks = StateLocks()
@@ -152,7 +153,7 @@ class Session:
         flat = self._fetches(fetches)
         feed_tensors, feed_values = self._feeds(feed_dict)
         plan = self._plan(flat.tensors, feed_tensors, flat.targets)
-        context = RunContext(self, self._variables)
+        context = RunContext(self, self._variables, self._spares)
         writes = plan.writes
         if writes is not None and not writes:  # reads only: committed values, no lock
             results = plan.run(context, feed_values, trace)
@@ -268,6 +269,7 @@ class Session:
         self._plans.clear()
         self._single_fetches.clear()
         self._variables.clear()
+        self._spares.clear()
 
     def as_default(self):
         return default_session(self)
