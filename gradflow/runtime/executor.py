@@ -30,7 +30,8 @@ from gradflow.framework import errors
 from gradflow.framework.function import Function
 from gradflow.framework.graph import Graph, Operation, Tensor, gc_paused
 from gradflow.runtime import blas_threads, clusters, codegen, fast_kernels
-from gradflow.runtime.optimizer import Constant, Program, build_program
+from gradflow.runtime.optimizer import (Constant, FusedMemberError, FusedNode, Program,
+                                        build_program)
 from gradflow.runtime.state_locks import state_order
 
 __all__ = ["Plan", "RunContext", "compile_plan", "check_kernels_enabled", "set_kernel_checks",
@@ -225,12 +226,13 @@ class Step:
 class ClusterStep(Step):
     """A compiled cluster's step: its ``call`` runs all of ``cluster_ops`` at once."""
 
-    __slots__ = ("cluster_ops", "device")
+    __slots__ = ("cluster_ops", "device", "fused")
 
     def __init__(self, node: clusters.ClusterNode, args: tuple, outputs: tuple):
         super().__init__(node.ops[-1], node.call, args, outputs, True, False, node.outputs)
         self.cluster_ops = node.ops
         self.device = node.device
+        self.fused = isinstance(node, FusedNode)  # the runtime's own, not compiled
 
 
 SCRATCH = -1
@@ -256,7 +258,7 @@ class Plan:
         # the session-state keys a run may write, in locking order (None: unknown)
         self.writes: Optional[tuple] = ()
         # the compiled clusters' ops, one tuple of op names a cluster (runtime/clusters.py)
-        compiled = [step for step in steps if isinstance(step, ClusterStep)]
+        compiled = [step for step in steps if isinstance(step, ClusterStep) and not step.fused]
         self.clusters: tuple = tuple(tuple(op.name for op in step.cluster_ops)
                                      for step in compiled)
         self.cluster_devices = {op.name: step.device for step in compiled
@@ -404,17 +406,20 @@ def _interpret_traced(steps: list, context, values: list, trace: list) -> None:
 
 
 def _raise_kernel_error(step: Step, err: Exception):
-    """Raises what a failing kernel's run raises: TF's error, naming the node."""
+    """Raises what a failing kernel's run raises: TF's error, naming the node (the
+    member that failed, for a fused node)."""
+    op = step.op
+    if isinstance(err, FusedMemberError):
+        op, err = err.op, err.error
     if isinstance(err, errors.OpError):
         if err.op is None:  # raised by a kernel: say which node failed, as TF does
-            err.op = step.op
-            err.message = (f"{err.message}\n\t [[node {step.op.name} "
-                           f"(op type {step.op.type})]]")
+            err.op = op
+            err.message = f"{err.message}\n\t [[node {op.name} (op type {op.type})]]"
             err.args = (err.message,)
         raise err
     raise errors.InvalidArgumentError(
-        None, step.op, f"{type(err).__name__} while running op '{step.op.name}' "
-        f"(type {step.op.type}): {err}") from err
+        None, op, f"{type(err).__name__} while running op '{op.name}' "
+        f"(type {op.type}): {err}") from err
 
 
 def _check_outputs(step: Step, results: list) -> None:
@@ -491,7 +496,8 @@ def compile_plan(graph: Graph, fetch_tensors: Sequence[Tensor], feed_tensors: Se
 
     def schedule(optimized: bool) -> Plan:
         with gc_paused():  # compiling makes objects per op: no collections of the graph
-            program = build_program(ops, fetch_tensors, feed_tensors, target_ops, optimized)
+            program = build_program(ops, fetch_tensors, feed_tensors, target_ops, optimized,
+                                    fuse=compiler is None)
             if compiler is not None:
                 program = compiler(program, global_jit)
             return _Scheduler(program, feed_tensors, optimized).plan(structure_version)
@@ -644,8 +650,8 @@ class _Scheduler:
             if step.out is not None:
                 step.call = _in_place(step.call)
         _assign_frees(steps, self.kept, last_reader)
-        constants = frozenset(i for i, v in enumerate(self.program.fetches)
-                              if isinstance(v, Constant))
+        constants = frozenset(i for i, v in enumerate(self.program.fetches)  # copied per run
+                              if isinstance(v, Constant) and hasattr(v.value, "copy"))
         return Plan(steps, self.template, self.feed_slots, fetch_slots, constants,
                     structure_version, self.optimize)
 

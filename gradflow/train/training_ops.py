@@ -19,6 +19,7 @@ import numpy as np
 from gradflow.framework import dtypes
 from gradflow.framework.graph import Operation, Tensor
 from gradflow.framework.registry import NotDifferentiable, define_op
+from gradflow.runtime.optimizer import register_update_group
 
 __all__ = ["apply_update", "UPDATE_RULES"]
 
@@ -376,6 +377,15 @@ def _check_scalar(op_type: str, var: Tensor, t: Tensor, name: str) -> None:
         raise ValueError(f"{op_type}: {name} must be a scalar, got {t.name} of shape {t.shape}")
 
 
+# The attrs a rule reads; the others (``T``, ``use_locking`` of an imported graph) do
+# not change the arithmetic.
+_RULE_ATTRS = ("use_nesterov",)
+
+
+def _rule_attrs(attrs: dict) -> dict:
+    return {name: attrs[name] for name in _RULE_ATTRS if name in attrs}
+
+
 def _read_state(ctx, refs) -> list:
     return [ctx.read_variable(ref.key, ref.key) for ref in refs]
 
@@ -402,7 +412,7 @@ def _dense_kernel(rule: UpdateRule):
             raise ValueError(f"variable {refs[0].key} has shape {list(state[0].shape)} but "
                              f"its gradient has shape {list(grad.shape)}")
         updated = rule.dense(*state, grad, out=_buffers(ctx, refs, state),
-                             **dict(zip(rule.hypers, hypers)), **attrs)
+                             **dict(zip(rule.hypers, hypers)), **_rule_attrs(attrs))
         return _write_state(ctx, refs, updated)
     return kernel
 
@@ -430,12 +440,21 @@ def _sparse_kernel(rule: UpdateRule):
                              f"shape {list(state[0].shape)}")
         values, rows = _unique_rows(values, indices, state[0].shape[0], refs[0].key)
         updated = rule.sparse(*state, values, rows, out=_buffers(ctx, refs, state),
-                              **dict(zip(rule.hypers, hypers)), **attrs)
+                              **dict(zip(rule.hypers, hypers)), **_rule_attrs(attrs))
         return _write_state(ctx, refs, updated)
     return kernel
 
 
+def _group_rule(rule: UpdateRule) -> Callable:
+    """The rule over the flat buffers of a group of updates (runtime/optimizer.py)."""
+    def run(state, grad, hypers, attrs, out) -> None:
+        rule.dense(*state, grad, out=out, **dict(zip(rule.hypers, hypers)),
+                   **_rule_attrs(attrs))
+    return run
+
+
 for _rule in UPDATE_RULES.values():
+    register_update_group(f"Apply{_rule.name}", 1 + len(_rule.slots), _group_rule(_rule))
     for _op_type, _infer, _kernel in (
             (f"Apply{_rule.name}", _infer_dense, _dense_kernel),
             (f"SparseApply{_rule.name}", _infer_sparse, _sparse_kernel)):

@@ -265,3 +265,27 @@ def test_session_update_matches_unbuffered_steps():
                                learning_rate=np.float32(0.01), beta1=np.float32(0.9),
                                beta2=np.float32(0.999), epsilon=np.float32(1e-8))
         np.testing.assert_allclose(gf_values[step - 1], var, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("rule_name", ["Adam", "Momentum", "Ftrl"])
+def test_attrs_of_imported_graphs_leave_the_arithmetic_alone(rule_name):
+    from gradflow.train.training_ops import apply_update
+    graph = gf.Graph()
+    with graph.as_default():
+        var = gf.Variable(np.ones(3, np.float32))
+        rule = UPDATE_RULES[rule_name]
+        slots = [gf.Variable(np.full(3, 0.5, np.float32)) for _ in rule.slots]
+        hypers = [gf.constant(np.float32(HYPERS[h])) for h in rule.hypers]
+        grad = gf.constant(np.float32([0.1, -0.2, 0.3]))
+        plain = apply_update(rule_name, var.ref(), [s.ref() for s in slots], hypers, grad)
+        tagged = apply_update(rule_name, var.ref(), [s.ref() for s in slots], hypers, grad,
+                              use_locking=True, T=gf.float32)
+        init = gf.global_variables_initializer()
+    with gf.Session(graph=graph) as sess:
+        results = []
+        for op in (plain, tagged):
+            sess.run(init)
+            sess.run(op)
+            results.append(sess.run([var] + slots))
+    for a, b in zip(*results, strict=True):
+        assert a.tobytes() == b.tobytes()
