@@ -677,13 +677,15 @@ class _Scheduler:
             self.shared.update(args)  # compiled code neither writes nor takes input buffers
             return ClusterStep(node, args, outputs), ()
         op = node.op
-        fast = fast_kernels.lookup(op) if self.optimize else None
+        fast = node.fast if node.fast is not None else \
+            fast_kernels.lookup(op) if self.optimize else None
         if fast is None and not (self.optimize and op._type in fast_kernels.FRESH_OUTPUT_TYPES):
             self.shared.update(args)
         elif fast is None or fast.private_result:
             self.owned.update(s for s in outputs if s != SCRATCH)
         step = Step(op, _bind_attrs(op) if fast is None else fast.fn, args, outputs,
-                    op._op_def.needs_context, fast is not None)
+                    op._op_def.needs_context, fast is not None,
+                    None if node.fast is None else node.outputs)
         out_inputs = () if fast is None else \
             tuple(i for i in fast.out_inputs if _fits_output(node, i))
         return step, out_inputs

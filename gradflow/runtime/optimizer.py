@@ -41,6 +41,7 @@ from typing import Callable
 import numpy as np
 
 from gradflow.framework.graph import Operation, Tensor
+from gradflow.runtime import fast_kernels
 from gradflow.runtime.clusters import ClusterNode
 
 __all__ = ["Constant", "Node", "Program", "build_program", "FOLD_LIMIT_ELEMENTS",
@@ -69,15 +70,18 @@ class Node:
 
     ``inputs`` are values: a Tensor (a fed tensor, or an output of an earlier node) or
     a Constant. ``outputs`` lists the op's output tensors, None for a fed one (the op
-    still runs but its result for that output is dropped).
+    still runs but its result for that output is dropped). ``fast``: the kernel of a
+    node fused from several ops (a ``fast_kernels.FastKernel``; ``op`` is the one whose
+    name a failure carries, ``outputs`` the tensors it computes), None for one op.
     """
 
-    __slots__ = ("op", "inputs", "outputs")
+    __slots__ = ("op", "inputs", "outputs", "fast")
 
-    def __init__(self, op: Operation, inputs: list, outputs: list):
+    def __init__(self, op: Operation, inputs: list, outputs: list, fast=None):
         self.op = op
         self.inputs = inputs
         self.outputs = outputs
+        self.fast = fast
 
 
 class Program:
@@ -101,7 +105,7 @@ def build_program(ops: Sequence[Operation], fetch_tensors: Sequence[Tensor],
     if optimize:
         nodes = _prune(nodes, fetches, ops, set(target_ops))
         if fuse:
-            nodes = _group_updates(nodes)
+            nodes = _group_updates(_fuse_pointwise(nodes, fetches))
     return Program(nodes, fetches)
 
 
@@ -307,6 +311,78 @@ def _prune(nodes: list, fetches: list, ops: Sequence[Operation], targets: set) -
             needed.update(v for v in node.inputs if not isinstance(v, Constant))
     kept.reverse()
     return kept
+
+
+# ------------------------------------------------------------- pointwise fusion
+def _fuse_pointwise(nodes: list, fetches: list) -> list:
+    """Fuses, where the intermediate has no other reader and is not fetched:
+    ``BiasAdd`` + an activation (``fast_kernels.ACTIVATIONS``) into one node at the
+    activation, and a sparse softmax cross entropy + the ``Mul`` scaling its gradient
+    into one node at the cross entropy (when the scale is known by then)."""
+    readers: dict = {}
+    for node in nodes:
+        for v in node.inputs:
+            if not isinstance(v, Constant):
+                readers[v] = readers.get(v, 0) + 1
+    for v in fetches:
+        readers[v] = readers.get(v, 0) + 2  # never fused away
+    producer = {t: node for node in nodes for t in node.outputs if t is not None}
+    position = {id(node): index for index, node in enumerate(nodes)}
+    replaced: dict = {}  # id(node) -> its fused node, or None where it is dropped
+    for node in nodes:
+        if type(node) is not Node or node.fast is not None:
+            continue
+        if node.op._type in fast_kernels.ACTIVATIONS:
+            _fuse_bias_activation(node, producer, readers, replaced)
+        elif node.op._type == "Mul":
+            _fuse_xent_scale(node, producer, readers, replaced, position)
+    if not replaced:
+        return nodes
+    result = []
+    for node in nodes:
+        fused = replaced.get(id(node), node)
+        if fused is not None:
+            result.append(fused)
+    return result
+
+
+def _single_reader(value, producer: dict, readers: dict, replaced: dict, op_type: str):
+    """The unfused plain node of ``op_type`` producing ``value``, if only one reader
+    reads ``value``."""
+    source = producer.get(value) if not isinstance(value, Constant) else None
+    if source is None or type(source) is not Node or source.fast is not None or \
+            source.op._type != op_type or id(source) in replaced or readers.get(value) != 1:
+        return None
+    return source
+
+
+def _fuse_bias_activation(node: Node, producer: dict, readers: dict, replaced: dict) -> None:
+    bias_add = _single_reader(node.inputs[0], producer, readers, replaced, "BiasAdd")
+    if bias_add is None or bias_add.outputs[0] is None or node.outputs[0] is None:
+        return
+    fast = fast_kernels.bias_activation(bias_add.op, node.op)
+    if fast is not None:
+        replaced[id(bias_add)] = None
+        replaced[id(node)] = Node(node.op, list(bias_add.inputs), list(node.outputs), fast)
+
+
+def _fuse_xent_scale(node: Node, producer: dict, readers: dict, replaced: dict,
+                     position: dict) -> None:
+    xent_type = "SparseSoftmaxCrossEntropyWithLogits"
+    for index in (0, 1):
+        xent = _single_reader(node.inputs[index], producer, readers, replaced, xent_type)
+        if xent is None or node.inputs[index] is not xent.outputs[1]:
+            continue
+        scale = node.inputs[1 - index]
+        source = None if isinstance(scale, Constant) else producer.get(scale)
+        if source is not None and position[id(source)] > position[id(xent)]:
+            return  # the scale is computed after the cross entropy
+        fast = fast_kernels.scaled_sparse_xent(xent.op, node.op, scale_first=index == 1)
+        if fast is not None and node.outputs[0] is not None:
+            replaced[id(node)] = None
+            replaced[id(xent)] = Node(xent.op, [*xent.inputs, scale],
+                                      [xent.outputs[0], node.outputs[0]], fast)
+        return
 
 
 # ------------------------------------------------------------- grouped updates
