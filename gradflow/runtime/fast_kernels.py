@@ -129,6 +129,46 @@ def _tanh_grad(op: Operation) -> Optional[FastKernel]:
     return FastKernel(tanh_grad, (0, 1))
 
 
+def _relu_grad(op: Operation) -> Optional[FastKernel]:
+    """The gradient where the features are positive, +0.0 elsewhere (the kernel's bit
+    mask), written into the dying gradient's buffer: one mask, no integer copies."""
+    if _dtype(op) not in _REAL_FLOATS or not _same_static_shapes(op):
+        return None
+    kernel = op._op_def.kernel
+
+    def relu_grad(gradients, features, out=None):
+        if not c_contiguous(gradients, features):
+            return kernel(gradients, features)
+        dropped = np.greater(features, 0)
+        np.logical_not(dropped, out=dropped)  # NaN features drop their gradient too
+        result = np.copy(gradients) if out is None else out
+        np.copyto(result, 0, where=dropped)
+        return result
+    return FastKernel(relu_grad, (0,))
+
+
+# The bias gradient kernel sums fewer rows than this in one reduction (more are folded).
+_BIAS_GRAD_ONE_REDUCE_ROWS = 1024
+
+
+def _bias_add_grad(op: Operation) -> Optional[FastKernel]:
+    """The column sums of a channels-last rank-2 gradient of few rows: the kernel's one
+    ``np.add.reduce``, without its reshape and dispatch."""
+    dims = op._inputs[0].shape.as_tuple()
+    if op._attrs.get("data_format", "NHWC").startswith("NC") or dims is None or \
+            len(dims) != 2 or dims[0] is None or dims[0] >= _BIAS_GRAD_ONE_REDUCE_ROWS:
+        return None
+    kernel = op._op_def.kernel
+    attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
+    add = np.add.reduce
+
+    def bias_add_grad(grad):
+        if not grad.flags.c_contiguous or grad.ndim != 2:
+            return kernel(grad, **attrs)
+        return add(grad, axis=0, dtype=grad.dtype)
+    return FastKernel(bias_add_grad, ())
+
+
 def _bias_add(op: Operation) -> Optional[FastKernel]:
     """value + bias (bias laid along the channel axis)."""
     if op._attrs.get("data_format", "NHWC").startswith("NC"):
@@ -317,6 +357,8 @@ _TABLE = {
     "Relu": _relu,
     "TanhGrad": _tanh_grad,
     "BiasAdd": _bias_add,
+    "BiasAddGrad": _bias_add_grad,
+    "ReluGrad": _relu_grad,
     "MatMul": _matmul,
     "SparseSoftmaxCrossEntropyWithLogits": _sparse_xent,
     "ApplyGradientDescent": _apply_gradient_descent,

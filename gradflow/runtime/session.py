@@ -114,7 +114,7 @@ class Session:
         self._variables: dict = {}
         self._spares: dict = {}  # second buffers of optimizer-updated entries (executor)
         self._plans: dict = {}
-        self._single_fetches: dict = {}  # a lone fetched tensor or op -> its _Fetches
+        self._single_fetches: dict = {}  # a fetched tensor, op or list of them -> _Fetches
         self._state_locks = StateLocks()
         self._default_context = None
         self._config = tracing.checked_config(config)
@@ -180,12 +180,19 @@ class Session:
         return flat.build(results)
 
     def _fetches(self, fetches) -> _Fetches:
-        """The flattened fetches; those of a lone tensor or op are remembered."""
-        if type(fetches) not in (Tensor, Operation):
+        """The flattened fetches; those of a lone tensor or op, or a list or tuple of
+        them, are remembered."""
+        kind = type(fetches)
+        if kind is Tensor or kind is Operation:
+            key = fetches
+        elif (kind is list or kind is tuple) and \
+                all(type(f) is Tensor or type(f) is Operation for f in fetches):
+            key = (kind, *fetches)
+        else:
             return _Fetches(self._graph, fetches)
-        flat = self._single_fetches.get(fetches)
+        flat = self._single_fetches.get(key)
         if flat is None:
-            flat = self._single_fetches[fetches] = _Fetches(self._graph, fetches)
+            flat = self._single_fetches[key] = _Fetches(self._graph, fetches)
         return flat
 
     def _plan(self, tensors: list, feed_tensors: list, targets: list):
