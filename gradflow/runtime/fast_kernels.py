@@ -129,24 +129,6 @@ def _tanh_grad(op: Operation) -> Optional[FastKernel]:
     return FastKernel(tanh_grad, (0, 1))
 
 
-def _relu_grad(op: Operation) -> Optional[FastKernel]:
-    """The gradient where the features are positive, +0.0 elsewhere (the kernel's bit
-    mask), written into the dying gradient's buffer: one mask, no integer copies."""
-    if _dtype(op) not in _REAL_FLOATS or not _same_static_shapes(op):
-        return None
-    kernel = op._op_def.kernel
-
-    def relu_grad(gradients, features, out=None):
-        if not c_contiguous(gradients, features):
-            return kernel(gradients, features)
-        dropped = np.greater(features, 0)
-        np.logical_not(dropped, out=dropped)  # NaN features drop their gradient too
-        result = np.copy(gradients) if out is None else out
-        np.copyto(result, 0, where=dropped)
-        return result
-    return FastKernel(relu_grad, (0,))
-
-
 # The bias gradient kernel sums fewer rows than this in one reduction (more are folded).
 _BIAS_GRAD_ONE_REDUCE_ROWS = 1024
 
@@ -358,7 +340,6 @@ _TABLE = {
     "TanhGrad": _tanh_grad,
     "BiasAdd": _bias_add,
     "BiasAddGrad": _bias_add_grad,
-    "ReluGrad": _relu_grad,
     "MatMul": _matmul,
     "SparseSoftmaxCrossEntropyWithLogits": _sparse_xent,
     "ApplyGradientDescent": _apply_gradient_descent,
