@@ -290,8 +290,11 @@ class Plan:
                     _interpret_traced(self.steps, context, values, trace)
         finally:
             blas_threads.leave(threads)
-        results = [values[s].copy() if i in self.constant_fetches else values[s]
-                   for i, s in enumerate(self.fetch_slots)]
+        if self.constant_fetches:  # a constant's array is the plan's: each run copies it
+            results = [values[s].copy() if i in self.constant_fetches else values[s]
+                       for i, s in enumerate(self.fetch_slots)]
+        else:
+            results = [values[s] for s in self.fetch_slots]
         if self.reference is not None:
             _verify(self, results, self.reference.run(context, feed_values))
         return results

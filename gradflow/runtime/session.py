@@ -48,6 +48,7 @@ class _Fetches:
         self.refs: list[int] = []  # indices of fetched variable references
         self._graph = graph
         self._build = self._flatten(fetches)
+        self.key = (tuple(self.tensors), tuple(self.targets))  # what a plan is keyed on
 
     def _flatten(self, fetch) -> Callable[[list], Any]:
         if isinstance(fetch, (list, tuple)) and not isinstance(fetch, Tensor):
@@ -55,6 +56,8 @@ class _Fetches:
             if hasattr(fetch, "_fields"):  # namedtuple
                 return lambda values: type(fetch)(*(b(values) for b in builders))
             kind = type(fetch)
+            if kind is list:
+                return lambda values: [b(values) for b in builders]
             return lambda values: kind(b(values) for b in builders)
         if isinstance(fetch, dict):
             keys = list(fetch)
@@ -149,10 +152,10 @@ class Session:
         """Computes ``fetches`` (any nest) with ``feed_dict`` overriding tensors' values."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        trace = tracing.checked_trace(options, run_metadata)
+        trace = None if options is None else tracing.checked_trace(options, run_metadata)
         flat = self._fetches(fetches)
         feed_tensors, feed_values = self._feeds(feed_dict)
-        plan = self._plan(flat.tensors, feed_tensors, flat.targets)
+        plan = self._plan(flat, feed_tensors)
         context = RunContext(self, self._variables, self._spares)
         writes = plan.writes
         if writes is not None and not writes:  # reads only: committed values, no lock
@@ -195,8 +198,9 @@ class Session:
             flat = self._single_fetches[key] = _Fetches(self._graph, fetches)
         return flat
 
-    def _plan(self, tensors: list, feed_tensors: list, targets: list):
-        key = (tuple(tensors), tuple(feed_tensors), tuple(targets))
+    def _plan(self, flat: _Fetches, feed_tensors: list):
+        tensors, targets = flat.tensors, flat.targets
+        key = (flat.key, tuple(feed_tensors))
         plan = self._plans.get(key)
         if plan is None or plan.structure_version != graph_structure_version(self._graph):
             plan = compile_plan(self._graph, tensors, feed_tensors, targets,
