@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+import operator
 import sys
 from typing import Callable
 
@@ -501,41 +502,37 @@ def _fused(members: list) -> FusedNode:
     return FusedNode([node.op for node in members], inputs, outputs, group, _CPU)
 
 
-def _sole_references(holder: list, index: int) -> int:
-    """References to ``holder[index]`` beyond the holder's: calibrates ``_owned``."""
-    item = holder[index]
-    return sys.getrefcount(item)
+def _reference_counts(bank: "_Bank") -> tuple:
+    """The reference counts of a bank's buffer and views (every view holds the buffer
+    too, as its ``base``), as ``_Bank.held_elsewhere`` compares them."""
+    return sys.getrefcount(bank.flat), set(map(sys.getrefcount, bank.views))
 
 
 class _Bank:
     """One flat buffer per state array and the members' views of it."""
 
-    __slots__ = ("flat", "views")
+    __slots__ = ("flat", "views", "sole")
 
-    def __init__(self, flat: np.ndarray, views: tuple):
+    def __init__(self, flat: np.ndarray, views: tuple, sole: Optional[tuple] = None):
         self.flat = flat
         self.views = views
+        # the counts when nothing else holds them: (buffer, {view})
+        self.sole = sole or (_FLAT_REFERENCES + len(views), {_VIEW_REFERENCES})
 
     def held_elsewhere(self) -> bool:
         """Whether anything but this bank holds its buffer or a view of it (a fetched
         value, the session's store): then it may not be overwritten."""
-        holder = [self.flat]  # each view holds the buffer too (its ``base``)
-        if _sole_references(holder, 0) != _FLAT_REFERENCES + len(self.views):
-            return True
-        views = self.views
-        for index in range(len(views)):
-            if _sole_references(views, index) != _VIEW_REFERENCES:
-                return True
-        return False
+        return _reference_counts(self) != self.sole
 
 
 def _calibrated() -> tuple:
     """The reference counts ``held_elsewhere`` sees for a bank nothing else holds."""
     flat = np.empty(2)
-    bank = _Bank(flat, (flat[:1], flat[1:]))
+    bank = _Bank(flat, (flat[:1], flat[1:]), sole=(0, set()))
     del flat
-    holder = [bank.flat]
-    return _sole_references(holder, 0) - len(bank.views), _sole_references(bank.views, 0)
+    flat_count, view_counts = _reference_counts(bank)
+    view_count, = view_counts
+    return flat_count - len(bank.views), view_count
 
 
 _FLAT_REFERENCES, _VIEW_REFERENCES = _calibrated()
@@ -575,20 +572,28 @@ class UpdateGroup:
         refs = args[:n * members]
         hypers = args[n * members:-members]
         grads = args[-members:]
-        try:
-            state = [ctx.read_variable(ref.key, ref.key) for ref in refs]
-        except Exception:  # noqa: BLE001 - an uninitialized one: its member reports it
-            return self._one_by_one(ctx, refs, hypers, grads)
-        if not self._fits(state, grads):
+        pending, store = ctx.pending, ctx.store
+        state = []
+        for ref in refs:
+            value = pending.get(ref.key)
+            if value is None:
+                value = store.get(ref.key)
+                if value is None:  # uninitialized: its member's kernel reports it
+                    return self._one_by_one(ctx, refs, hypers, grads)
+            state.append(value)
+        dtype = self.dtype
+        if tuple(g.shape for g in grads) != self.shapes or \
+                any(g.dtype != dtype for g in grads):
             return self._one_by_one(ctx, refs, hypers, grads)
         flat_grad = self.grad
         if flat_grad is None:
-            flat_grad = self.grad = np.empty(self.size, self.dtype)
-        np.concatenate([g.reshape(-1) for g in grads], out=flat_grad)
+            flat_grad = self.grad = np.empty(self.size, dtype)
+        np.concatenate(grads, axis=None, out=flat_grad)
         flat_state, out_banks = [], []
         for index in range(n):
-            current = state[index::n]
-            flat, out = self._banks(index, current)
+            flat, out = self._banks(index, state[index::n])
+            if flat is None:
+                return self._one_by_one(ctx, refs, hypers, grads)
             flat_state.append(flat)
             out_banks.append(out)
         try:
@@ -596,34 +601,25 @@ class UpdateGroup:
         except Exception:  # noqa: BLE001 - each member's own kernel reports it
             return self._one_by_one(ctx, refs, hypers, grads)
         for index, bank in enumerate(out_banks):
-            for ref, view in zip(refs[index::n], bank.views, strict=True):
-                ctx.write_variable(ref.key, view)
+            pending.update(zip([ref.key for ref in refs[index::n]], bank.views))
         return out_banks[0].views
 
-    def _fits(self, state: list, grads) -> bool:
-        dtype, shapes = self.dtype, self.shapes
-        for index, grad in enumerate(grads):
-            if grad.dtype != dtype or grad.shape != shapes[index]:
-                return False
-        n = self.state_count
-        for index, value in enumerate(state):
-            if type(value) is not np.ndarray or value.dtype != dtype or \
-                    value.shape != shapes[index // n]:
-                return False
-        return True
-
     def _banks(self, index: int, current: list) -> tuple:
-        """The flat buffer holding ``current`` (gathered if no bank does), and the bank
-        to write the new values into."""
+        """The flat buffer holding ``current`` (gathered if no bank does; None if it
+        does not fit), and the bank to write the new values into."""
         banks = self.banks[index]
         for side in (0, 1):
             bank = banks[side]
-            if bank is not None and all(a is b for a, b in zip(current, bank.views)):
+            if bank is not None and all(map(operator.is_, current, bank.views)):
                 other = banks[1 - side]
                 if other is None or other.held_elsewhere():
                     other = banks[1 - side] = self._new_bank()
                 return bank.flat, other
-        flat = np.concatenate([a.reshape(-1) for a in current])
+        for value, shape in zip(current, self.shapes, strict=True):
+            if type(value) is not np.ndarray or value.dtype != self.dtype or \
+                    value.shape != shape:
+                return None, None
+        flat = np.concatenate(current, axis=None)
         for side in (0, 1):
             if banks[side] is None or not banks[side].held_elsewhere():
                 break

@@ -141,6 +141,10 @@ def _blocked(block_rule: Callable) -> Callable:
         if out is None:
             dtype = np.result_type(*state_and_grad)
             out = [np.empty(np.shape(grad), dtype) for _ in state_and_grad[:-1]]
+        if np.size(grad) <= _UPDATE_BLOCK and \
+                all(np.shape(a) == np.shape(grad) for a in state_and_grad):
+            block_rule(out, *state_and_grad, **hypers)  # one block: the arrays themselves
+            return tuple(out)
         flat_out = [o.reshape(-1) for o in out]
         flat = [np.ravel(a) for a in state_and_grad]
         for start in range(0, flat[-1].size, _UPDATE_BLOCK):

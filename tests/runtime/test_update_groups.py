@@ -127,3 +127,16 @@ def test_failing_member_is_named_and_nothing_changes():
         assert "update_Variable_2/ApplyAdam" in raised.value.op.name
         for a, b in zip(sess.run(params), before, strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+def test_grouped_variables_alternate_between_two_banks():
+    graph, init, train, params, feed = _model(OPTIMIZERS["adam"])
+    with gf.Session(graph=graph) as sess:
+        sess.run(init)
+        bases = []
+        for _ in range(6):
+            sess.run(train, feed)
+            store = sess.variable_store()
+            bases.append({id(store[p.op.name].base) for p in params})
+        assert all(len(b) == 1 for b in bases)  # every variable a view of one buffer
+        assert bases[2] == bases[4] != bases[3] == bases[5]
