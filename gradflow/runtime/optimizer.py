@@ -37,6 +37,7 @@ from typing import Optional, Sequence
 
 import operator
 import sys
+import threading
 from typing import Callable
 
 import numpy as np
@@ -566,8 +567,15 @@ class UpdateGroup:
         self.size = sum(sizes)
         self.banks: list = [[None, None] for _ in range(state_count)]
         self.grad: Optional[np.ndarray] = None
+        # a graph function's plan is shared by every session running it: one run at a
+        # time picks and fills the banks and the gradient buffer
+        self.lock = threading.Lock()
 
     def __call__(self, ctx, *args):
+        with self.lock:
+            return self._update(ctx, args)
+
+    def _update(self, ctx, args: tuple):
         n, members = self.state_count, len(self.ops)
         refs = args[:n * members]
         hypers = args[n * members:-members]
