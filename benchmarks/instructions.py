@@ -8,6 +8,7 @@ imports cancelled out. OpenBLAS runs on one thread (its idle threads spin), with
 hash seed and no address randomisation, so a count repeats to within a few thousand.
 
     python benchmarks/instructions.py mlp_step 64-64-64-10 --batch 32 [--tree PATH]
+    python benchmarks/instructions.py mlp_step 64-64-64-10 --optimizer adam   # Adam 1e-3
     python benchmarks/instructions.py gradients 4000 [--tree PATH]   # the 4k-step chain
     python benchmarks/instructions.py deep_mnist_step 50 [--tree PATH]  # a CNN step (batch)
     python benchmarks/instructions.py vgg_block_step 32 [--tree PATH]
@@ -29,7 +30,8 @@ HERE = Path(__file__).resolve().parent
 CNN_KINDS = ("deep_mnist_step", "vgg_block_step")
 
 
-def workload(kind: str, size: str, batch: int, repetitions: int) -> None:
+def workload(kind: str, size: str, batch: int, repetitions: int,
+             optimizer: str = "sgd") -> None:
     """The work counted, run in the child process (gradflow from GRADFLOW_TREE)."""
     sys.path.insert(0, os.environ["GRADFLOW_TREE"])
     import gradflow as gf
@@ -63,17 +65,25 @@ def workload(kind: str, size: str, batch: int, repetitions: int) -> None:
         return
     from models import batch as make_batch, graph_train_step, mlp_layers
     sizes = [int(s) for s in size.split("-")]
-    step = graph_train_step(gf, mlp_layers(sizes), *make_batch((sizes[0],), sizes[-1], batch))
+    data = make_batch((sizes[0],), sizes[-1], batch)
+    if optimizer == "adam":
+        import conv_models
+        step = conv_models.graph_step(gf, mlp_layers(sizes), *data,
+                                      lambda m: m.train.AdamOptimizer(1e-3))
+    else:
+        step = graph_train_step(gf, mlp_layers(sizes), *data)
     for _ in range(3 + repetitions):  # 3 warm-up steps: the plan is compiled by then
         step()
 
 
-def count(tree: Path, kind: str, size: str, batch: int, repetitions: int) -> int:
+def count(tree: Path, kind: str, size: str, batch: int, repetitions: int,
+          optimizer: str = "sgd") -> int:
     env = {**os.environ, "GRADFLOW_TREE": str(tree), "OPENBLAS_NUM_THREADS": "1",
            "GRADFLOW_BLAS_THREADS": "fixed", "PYTHONHASHSEED": "0"}
     command = ["setarch", os.uname().machine, "-R", "valgrind", "--tool=callgrind",
                "--callgrind-out-file=/dev/null", sys.executable, __file__, "--worker",
-               kind, size, "--batch", str(batch), "--repetitions", str(repetitions)]
+               kind, size, "--batch", str(batch), "--repetitions", str(repetitions),
+               "--optimizer", optimizer]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     return int(re.search(r"Collected : (\d+)", done.stderr).group(1))
 
@@ -88,18 +98,20 @@ def main(argv=None) -> int:
     parser.add_argument("--extra", type=int, default=None,
                         help="repetitions counted (default: 300 MLP steps, 10 LSTM steps, "
                              "or 1 gradients call)")
+    parser.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd",
+                        help="the MLP step's optimizer (mlp_step only)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--repetitions", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        workload(args.kind, args.size, args.batch, args.repetitions)
+        workload(args.kind, args.size, args.batch, args.repetitions, args.optimizer)
         return 0
     extra = args.extra or {"mlp_step": 300, "gradients": 1, "lstm_step": 10}.get(args.kind, 2)
-    base = count(args.tree, args.kind, args.size, args.batch, 0)
-    total = count(args.tree, args.kind, args.size, args.batch, extra)
+    base = count(args.tree, args.kind, args.size, args.batch, 0, args.optimizer)
+    total = count(args.tree, args.kind, args.size, args.batch, extra, args.optimizer)
     unit = "gradients() call" if args.kind == "gradients" else "step"
-    print(f"{args.kind} {args.size} ({args.tree}): {(total - base) // extra:,} instructions "
-          f"per {unit}")
+    what = f"{args.kind} {args.size}" + (f" {args.optimizer}" if args.kind == "mlp_step" else "")
+    print(f"{what} ({args.tree}): {(total - base) // extra:,} instructions per {unit}")
     return 0
 
 

@@ -20,6 +20,7 @@ import concurrent.futures
 import contextvars
 import functools
 import os
+import sys
 import time
 from typing import Optional, Sequence
 
@@ -29,7 +30,8 @@ from gradflow.framework import errors
 from gradflow.framework.function import Function
 from gradflow.framework.graph import Graph, Operation, Tensor, gc_paused
 from gradflow.runtime import blas_threads, clusters, codegen, fast_kernels
-from gradflow.runtime.optimizer import Constant, Program, build_program
+from gradflow.runtime.optimizer import (Constant, FusedMemberError, FusedNode, Program,
+                                        build_program)
 from gradflow.runtime.state_locks import state_order
 
 __all__ = ["Plan", "RunContext", "compile_plan", "check_kernels_enabled", "set_kernel_checks",
@@ -80,15 +82,22 @@ class RunContext:
     run changes no variable. The session holds the locks of the entries the plan
     writes from before the run's first read until after the commit
     (``runtime/state_locks.py``), so concurrent updates are never lost.
+
+    An optimizer update writes its new values into ``spare(key, current)``: the value
+    the entry held before the last commit that replaced it, kept in ``spares`` (the
+    session's) as long as nothing but that dict holds it, so an update reuses the
+    same two buffers run after run instead of allocating.
     """
 
-    __slots__ = ("session", "store", "pending", "levels")
+    __slots__ = ("session", "store", "pending", "levels", "spares", "recycled")
 
-    def __init__(self, session, store: dict):
+    def __init__(self, session, store: dict, spares: Optional[dict] = None):
         self.session = session
         self.store = store
         self.pending: dict = {}
         self.levels = 0  # graph functions nested on the current thread's stack
+        self.spares = {} if spares is None else spares
+        self.recycled: Optional[set] = None  # keys whose replaced values become spares
 
     def read_variable(self, key, name: str):
         value = self.pending.get(key)
@@ -102,10 +111,27 @@ class RunContext:
     def write_variable(self, key, value) -> None:
         self.pending[key] = value
 
+    def spare(self, key, like) -> np.ndarray:
+        """A C-ordered array of ``like``'s shape and dtype that nothing else holds, for
+        the next value of entry ``key``: its spare buffer when there is one."""
+        if self.recycled is None:
+            self.recycled = set()
+        self.recycled.add(key)
+        buffer = _sole_spare(self.spares, key)
+        if buffer is None or buffer.shape != like.shape or buffer.dtype != like.dtype:
+            return np.empty(like.shape, like.dtype)
+        return buffer
+
     def is_initialized(self, key) -> bool:
         return key in self.pending or key in self.store
 
     def commit(self) -> None:
+        if self.recycled:
+            for key in self.recycled:
+                replaced = self.store.get(key)
+                if replaced is not None and replaced is not self.pending.get(key):
+                    self.spares[key] = replaced
+            self.recycled = None
         self.store.update(self.pending)
         self.pending.clear()
 
@@ -125,6 +151,30 @@ class RunContext:
             return plan.run_nested(self, args)
         finally:
             self.levels -= 1
+
+
+def _spare_references(spares: dict, key) -> int:
+    """References to the array popped from ``spares[key]`` (-1: none there): the
+    caller's and getrefcount's own when nothing else holds it."""
+    buffer = spares.pop(key, None)
+    return -1 if buffer is None else sys.getrefcount(buffer)
+
+
+# References an array popped from a dict has when nothing else holds it, measured
+# with the interpreter running this module (borrowed references vary by version).
+_SOLE_REFERENCES = _spare_references({0: np.empty(1)}, 0)
+
+
+def _sole_spare(spares: dict, key) -> Optional[np.ndarray]:
+    """``spares[key]``, removed, when it is a writable C-ordered array owning its
+    memory that no one else holds (no fetched result, view or other entry): only
+    then may it be overwritten. None otherwise."""
+    buffer = spares.pop(key, None)
+    if buffer is None or sys.getrefcount(buffer) != _SOLE_REFERENCES or \
+            type(buffer) is not np.ndarray or buffer.base is not None or \
+            not buffer.flags.c_contiguous or not buffer.flags.writeable:
+        return None
+    return buffer
 
 
 # A graph function nested in another runs a few Python frames deeper. Past this many
@@ -176,12 +226,13 @@ class Step:
 class ClusterStep(Step):
     """A compiled cluster's step: its ``call`` runs all of ``cluster_ops`` at once."""
 
-    __slots__ = ("cluster_ops", "device")
+    __slots__ = ("cluster_ops", "device", "fused")
 
     def __init__(self, node: clusters.ClusterNode, args: tuple, outputs: tuple):
         super().__init__(node.ops[-1], node.call, args, outputs, True, False, node.outputs)
         self.cluster_ops = node.ops
         self.device = node.device
+        self.fused = isinstance(node, FusedNode)  # the runtime's own, not compiled
 
 
 SCRATCH = -1
@@ -207,7 +258,7 @@ class Plan:
         # the session-state keys a run may write, in locking order (None: unknown)
         self.writes: Optional[tuple] = ()
         # the compiled clusters' ops, one tuple of op names a cluster (runtime/clusters.py)
-        compiled = [step for step in steps if isinstance(step, ClusterStep)]
+        compiled = [step for step in steps if isinstance(step, ClusterStep) and not step.fused]
         self.clusters: tuple = tuple(tuple(op.name for op in step.cluster_ops)
                                      for step in compiled)
         self.cluster_devices = {op.name: step.device for step in compiled
@@ -239,8 +290,11 @@ class Plan:
                     _interpret_traced(self.steps, context, values, trace)
         finally:
             blas_threads.leave(threads)
-        results = [values[s].copy() if i in self.constant_fetches else values[s]
-                   for i, s in enumerate(self.fetch_slots)]
+        if self.constant_fetches:  # a constant's array is the plan's: each run copies it
+            results = [values[s].copy() if i in self.constant_fetches else values[s]
+                       for i, s in enumerate(self.fetch_slots)]
+        else:
+            results = [values[s] for s in self.fetch_slots]
         if self.reference is not None:
             _verify(self, results, self.reference.run(context, feed_values))
         return results
@@ -355,17 +409,20 @@ def _interpret_traced(steps: list, context, values: list, trace: list) -> None:
 
 
 def _raise_kernel_error(step: Step, err: Exception):
-    """Raises what a failing kernel's run raises: TF's error, naming the node."""
+    """Raises what a failing kernel's run raises: TF's error, naming the node (the
+    member that failed, for a fused node)."""
+    op = step.op
+    if isinstance(err, FusedMemberError):
+        op, err = err.op, err.error
     if isinstance(err, errors.OpError):
         if err.op is None:  # raised by a kernel: say which node failed, as TF does
-            err.op = step.op
-            err.message = (f"{err.message}\n\t [[node {step.op.name} "
-                           f"(op type {step.op.type})]]")
+            err.op = op
+            err.message = f"{err.message}\n\t [[node {op.name} (op type {op.type})]]"
             err.args = (err.message,)
         raise err
     raise errors.InvalidArgumentError(
-        None, step.op, f"{type(err).__name__} while running op '{step.op.name}' "
-        f"(type {step.op.type}): {err}") from err
+        None, op, f"{type(err).__name__} while running op '{op.name}' "
+        f"(type {op.type}): {err}") from err
 
 
 def _check_outputs(step: Step, results: list) -> None:
@@ -442,7 +499,8 @@ def compile_plan(graph: Graph, fetch_tensors: Sequence[Tensor], feed_tensors: Se
 
     def schedule(optimized: bool) -> Plan:
         with gc_paused():  # compiling makes objects per op: no collections of the graph
-            program = build_program(ops, fetch_tensors, feed_tensors, target_ops, optimized)
+            program = build_program(ops, fetch_tensors, feed_tensors, target_ops, optimized,
+                                    fuse=compiler is None)
             if compiler is not None:
                 program = compiler(program, global_jit)
             return _Scheduler(program, feed_tensors, optimized).plan(structure_version)
@@ -595,8 +653,8 @@ class _Scheduler:
             if step.out is not None:
                 step.call = _in_place(step.call)
         _assign_frees(steps, self.kept, last_reader)
-        constants = frozenset(i for i, v in enumerate(self.program.fetches)
-                              if isinstance(v, Constant))
+        constants = frozenset(i for i, v in enumerate(self.program.fetches)  # copied per run
+                              if isinstance(v, Constant) and hasattr(v.value, "copy"))
         return Plan(steps, self.template, self.feed_slots, fetch_slots, constants,
                     structure_version, self.optimize)
 
@@ -622,13 +680,15 @@ class _Scheduler:
             self.shared.update(args)  # compiled code neither writes nor takes input buffers
             return ClusterStep(node, args, outputs), ()
         op = node.op
-        fast = fast_kernels.lookup(op) if self.optimize else None
+        fast = node.fast if node.fast is not None else \
+            fast_kernels.lookup(op) if self.optimize else None
         if fast is None and not (self.optimize and op._type in fast_kernels.FRESH_OUTPUT_TYPES):
             self.shared.update(args)
         elif fast is None or fast.private_result:
             self.owned.update(s for s in outputs if s != SCRATCH)
         step = Step(op, _bind_attrs(op) if fast is None else fast.fn, args, outputs,
-                    op._op_def.needs_context, fast is not None)
+                    op._op_def.needs_context, fast is not None,
+                    None if node.fast is None else node.outputs)
         out_inputs = () if fast is None else \
             tuple(i for i in fast.out_inputs if _fits_output(node, i))
         return step, out_inputs

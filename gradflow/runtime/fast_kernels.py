@@ -19,7 +19,7 @@ import numpy as np
 from gradflow.framework.graph import Operation
 
 __all__ = ["FastKernel", "lookup", "op_types", "FRESH_OUTPUT_TYPES", "INPLACE_MIN_ELEMENTS",
-           "c_contiguous"]
+           "c_contiguous", "bias_activation", "scaled_sparse_xent", "ACTIVATIONS"]
 
 # Registered kernels that always return new arrays (or views of new arrays), never their
 # inputs' memory: a later fast kernel may write into their results.
@@ -129,6 +129,28 @@ def _tanh_grad(op: Operation) -> Optional[FastKernel]:
     return FastKernel(tanh_grad, (0, 1))
 
 
+# The bias gradient kernel sums fewer rows than this in one reduction (more are folded).
+_BIAS_GRAD_ONE_REDUCE_ROWS = 1024
+
+
+def _bias_add_grad(op: Operation) -> Optional[FastKernel]:
+    """The column sums of a channels-last rank-2 gradient of few rows: the kernel's one
+    ``np.add.reduce``, without its reshape and dispatch."""
+    dims = op._inputs[0].shape.as_tuple()
+    if op._attrs.get("data_format", "NHWC").startswith("NC") or dims is None or \
+            len(dims) != 2 or dims[0] is None or dims[0] >= _BIAS_GRAD_ONE_REDUCE_ROWS:
+        return None
+    kernel = op._op_def.kernel
+    attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
+    add = np.add.reduce
+
+    def bias_add_grad(grad):
+        if not grad.flags.c_contiguous or grad.ndim != 2:
+            return kernel(grad, **attrs)
+        return add(grad, axis=0, dtype=grad.dtype)
+    return FastKernel(bias_add_grad, ())
+
+
 def _bias_add(op: Operation) -> Optional[FastKernel]:
     """value + bias (bias laid along the channel axis)."""
     if op._attrs.get("data_format", "NHWC").startswith("NC"):
@@ -157,25 +179,102 @@ def _sparse_xent(op: Operation) -> Optional[FastKernel]:
     """Rank-2 C-ordered logits: the kernel's arithmetic, gathering at flat positions
     instead of take/put_along_axis. Out-of-range labels go to the kernel, which reports
     them; other layouts too."""
+    core = _xent_core(op)
+    if core is None:
+        return None
+
+    def sparse_xent(logits, labels):
+        return core(logits, labels)[:2]
+    return FastKernel(sparse_xent, ())
+
+
+def _xent_core(op: Operation) -> Optional[Callable]:
+    """``(logits, labels) -> (loss, backprop, fresh)``: ``fresh`` tells a backprop this
+    function made (the fast path) from one the op's kernel returned."""
     logits = op._inputs[0].shape.as_tuple()
     if logits is None or len(logits) != 2 or not logits[1]:
         return None
     kernel = op._op_def.kernel
     classes = logits[1]
 
-    def sparse_xent(logits, labels):
+    def core(logits, labels):
         # one bound check: viewed unsigned, negative labels are huge
         if not logits.flags.c_contiguous or labels.size and \
                 labels.view(_UNSIGNED[labels.dtype.itemsize]).max() >= classes:
-            return kernel(logits, labels)
+            return (*kernel(logits, labels), False)
         log_p = np.subtract(logits, np.maximum.reduce(logits, axis=-1, keepdims=True))
         np.subtract(log_p, np.log(np.add.reduce(np.exp(log_p), axis=-1, keepdims=True)),
                     out=log_p)
         picked = np.arange(0, labels.size * classes, classes) + labels  # flat positions
         backprop = np.exp(log_p)
         backprop.reshape(-1)[picked] -= 1
-        return -log_p.reshape(-1)[picked], backprop
-    return FastKernel(sparse_xent, ())
+        return -log_p.reshape(-1)[picked], backprop, True
+    return core
+
+
+def scaled_sparse_xent(xent: Operation, mul: Operation, scale_first: bool) \
+        -> Optional[FastKernel]:
+    """The sparse softmax cross entropy and its gradient times a scale (``mul``: the
+    loss gradient's ``Mul``, its other operand first when ``scale_first``) as one
+    kernel ``(logits, labels, scale) -> (loss, scaled backprop)``: the product is
+    written into the backprop the kernel made, same bits as the two ops."""
+    core = _xent_core(xent)
+    backprop = xent._outputs[1]
+    if core is None or mul._outputs[0].dtype is not backprop.dtype or \
+            _static(mul._outputs[0]) is None or \
+            _static(mul._outputs[0]) != _static(backprop):
+        return None
+
+    def xent_scaled(logits, labels, scale):
+        loss, grad, fresh = core(logits, labels)
+        out = grad if fresh else None
+        product = np.multiply(scale, grad, out=out) if scale_first else \
+            np.multiply(grad, scale, out=out)
+        return loss, product
+    return FastKernel(xent_scaled, ())
+
+
+def _static(t) -> Optional[tuple]:
+    dims = t.shape.as_tuple()
+    return dims if dims is not None and None not in dims else None
+
+
+# Activations a bias add may be fused with: their fast kernels apply elementwise.
+ACTIVATIONS = frozenset({"Relu", "Tanh"})
+# Elements of a fused bias add and activation computed at a time: the sum is still in
+# cache when the activation reads it back.
+_FUSE_BLOCK = 1 << 15
+
+
+def bias_activation(bias_add: Operation, activation: Operation) -> Optional[FastKernel]:
+    """``activation(bias_add(value, bias))`` as one kernel, written into the dying
+    ``value``'s buffer when it may be: for large C-ordered values, block by block, so
+    each block of the sum is activated while in cache (same bits: elementwise)."""
+    add, act = lookup(bias_add), lookup(activation)
+    value, out = bias_add._inputs[0], activation._outputs[0]
+    dims = _static(out)
+    if add is None or act is None or dims is None or _static(value) != dims or \
+            value.dtype is not out.dtype or bias_add._outputs[0].dtype is not out.dtype or \
+            np.dtype(out.dtype.as_numpy_dtype) not in _REAL_FLOATS:
+        return None
+    add_fn, act_fn = add.fn, act.fn
+    channels_last = not bias_add._attrs.get("data_format", "NHWC").startswith("NC")
+    channels = dims[-1]
+
+    def fused(value, bias, out=None):
+        if not channels_last or value.size <= _FUSE_BLOCK or bias.shape != (channels,) or \
+                not value.flags.c_contiguous or value.dtype != bias.dtype:
+            result = add_fn(value, bias, out=out)
+            return act_fn(result, out=result)
+        result = np.empty(value.shape, value.dtype) if out is None else out
+        rows, results = value.reshape(-1, channels), result.reshape(-1, channels)
+        step = max(1, _FUSE_BLOCK // channels)
+        for start in range(0, len(rows), step):
+            block = results[start:start + step]
+            np.add(rows[start:start + step], bias, out=block)
+            act_fn(block, out=block)
+        return result
+    return FastKernel(fused, (0,))
 
 
 def _apply_gradient_descent(op: Operation) -> Optional[FastKernel]:
@@ -240,6 +339,7 @@ _TABLE = {
     "Relu": _relu,
     "TanhGrad": _tanh_grad,
     "BiasAdd": _bias_add,
+    "BiasAddGrad": _bias_add_grad,
     "MatMul": _matmul,
     "SparseSoftmaxCrossEntropyWithLogits": _sparse_xent,
     "ApplyGradientDescent": _apply_gradient_descent,

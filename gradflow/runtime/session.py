@@ -48,6 +48,7 @@ class _Fetches:
         self.refs: list[int] = []  # indices of fetched variable references
         self._graph = graph
         self._build = self._flatten(fetches)
+        self.key = (tuple(self.tensors), tuple(self.targets))  # what a plan is keyed on
 
     def _flatten(self, fetch) -> Callable[[list], Any]:
         if isinstance(fetch, (list, tuple)) and not isinstance(fetch, Tensor):
@@ -55,6 +56,8 @@ class _Fetches:
             if hasattr(fetch, "_fields"):  # namedtuple
                 return lambda values: type(fetch)(*(b(values) for b in builders))
             kind = type(fetch)
+            if kind is list:
+                return lambda values: [b(values) for b in builders]
             return lambda values: kind(b(values) for b in builders)
         if isinstance(fetch, dict):
             keys = list(fetch)
@@ -112,8 +115,9 @@ class Session:
         self._graph = graph if graph is not None else get_default_graph()
         self._closed = False
         self._variables: dict = {}
+        self._spares: dict = {}  # second buffers of optimizer-updated entries (executor)
         self._plans: dict = {}
-        self._single_fetches: dict = {}  # a lone fetched tensor or op -> its _Fetches
+        self._single_fetches: dict = {}  # a fetched tensor, op or list of them -> _Fetches
         self._state_locks = StateLocks()
         self._default_context = None
         self._config = tracing.checked_config(config)
@@ -150,7 +154,7 @@ class Session:
         """Computes ``fetches`` (any nest) with ``feed_dict`` overriding tensors' values."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        trace = tracing.checked_trace(options, run_metadata)
+        trace = None if options is None else tracing.checked_trace(options, run_metadata)
         flat = self._fetches(fetches)
         feed_tensors, feed_values = self._feeds(feed_dict)
         if self._remote is not None:  # a cluster target: runtime/remote.py
@@ -158,8 +162,8 @@ class Session:
                 raise ValueError("options: tracing a run on a cluster target is not supported")
             return flat.build(self._remote.run(flat.tensors, flat.targets, feed_tensors,
                                                feed_values))
-        plan = self._plan(flat.tensors, feed_tensors, flat.targets)
-        context = RunContext(self, self._variables)
+        plan = self._plan(flat, feed_tensors)
+        context = RunContext(self, self._variables, self._spares)
         writes = plan.writes
         if writes is not None and not writes:  # reads only: committed values, no lock
             results = plan.run(context, feed_values, trace)
@@ -186,16 +190,24 @@ class Session:
         return flat.build(results)
 
     def _fetches(self, fetches) -> _Fetches:
-        """The flattened fetches; those of a lone tensor or op are remembered."""
-        if type(fetches) not in (Tensor, Operation):
+        """The flattened fetches; those of a lone tensor or op, or a list or tuple of
+        them, are remembered."""
+        kind = type(fetches)
+        if kind is Tensor or kind is Operation:
+            key = fetches
+        elif (kind is list or kind is tuple) and \
+                all(type(f) is Tensor or type(f) is Operation for f in fetches):
+            key = (kind, *fetches)
+        else:
             return _Fetches(self._graph, fetches)
-        flat = self._single_fetches.get(fetches)
+        flat = self._single_fetches.get(key)
         if flat is None:
-            flat = self._single_fetches[fetches] = _Fetches(self._graph, fetches)
+            flat = self._single_fetches[key] = _Fetches(self._graph, fetches)
         return flat
 
-    def _plan(self, tensors: list, feed_tensors: list, targets: list):
-        key = (tuple(tensors), tuple(feed_tensors), tuple(targets))
+    def _plan(self, flat: _Fetches, feed_tensors: list):
+        tensors, targets = flat.tensors, flat.targets
+        key = (flat.key, tuple(feed_tensors))
         plan = self._plans.get(key)
         if plan is None or plan.structure_version != graph_structure_version(self._graph):
             plan = compile_plan(self._graph, tensors, feed_tensors, targets,
@@ -279,6 +291,7 @@ class Session:
         self._plans.clear()
         self._single_fetches.clear()
         self._variables.clear()
+        self._spares.clear()
 
     def as_default(self):
         return default_session(self)

@@ -1,7 +1,10 @@
 """Fused optimizer updates: one op per optimizer rule, dense and sparse.
 
 Each rule reads a variable and its slots, applies TF1's update formula in NumPy and
-writes them back (committed with the run, like every variable write). The op layout
+writes them back (committed with the run, like every variable write). The new values
+are written with ``out=`` into a second buffer per state array that the session keeps
+across runs (the previous step's values, once nothing else holds them), so a step
+allocates nothing parameter-sized and a failed run still changes no variable. The op layout
 is uniform: ``[var, *slots, *hyperparameters, grad]`` for ``Apply<Name>`` and
 ``[var, *slots, *hyperparameters, grad_values, indices]`` for ``SparseApply<Name>``.
 A sparse update sums the rows of repeated indices first (as TF1's optimizers do) and
@@ -16,6 +19,7 @@ import numpy as np
 from gradflow.framework import dtypes
 from gradflow.framework.graph import Operation, Tensor
 from gradflow.framework.registry import NotDifferentiable, define_op
+from gradflow.runtime.optimizer import register_update_group
 
 __all__ = ["apply_update", "UPDATE_RULES"]
 
@@ -24,12 +28,15 @@ _INDEX_TYPES = (dtypes.int32, dtypes.int64)
 
 # ----------------------------------------------------------------- update rules
 # Each rule maps (var, *slots, grad) and named scalar hyperparameters to the new
-# (var, *slots); the formulas and their operation order follow TF1's kernels. A rule
-# is written per block (``_block_*``: the new values written into ``out`` arrays,
-# using at most one block-sized temporary) and run over the parameters in blocks of
-# ``_UPDATE_BLOCK`` elements, so every array passes through memory once and no
-# temporary grows with the parameters; each element sees the same operations in the
-# same order as the plain NumPy formula, so the bits are the same.
+# (var, *slots), written into ``out`` (one array per state array, none of them an
+# input; fresh arrays when ``out`` is None); the formulas and their operation order
+# follow TF1's kernels. A rule is written per block (``_block_*``: the new values
+# written into ``out`` arrays, using at most one block-sized temporary) and run over
+# the parameters in blocks of ``_UPDATE_BLOCK`` elements, so every array passes
+# through memory once and no temporary grows with the parameters; each element sees
+# the same operations in the same order as the plain NumPy formula, so the bits are
+# the same. The rarer rules run their whole-array formula on each block instead
+# (``_formula_blocks``): block-sized temporaries, the formula's bits by construction.
 _UPDATE_BLOCK = 1 << 16
 
 
@@ -127,15 +134,33 @@ def _block_adam(out, var, m, v, grad, *, alpha, beta1, beta2, epsilon):
 
 
 def _blocked(block_rule: Callable) -> Callable:
-    """The rule over whole arrays: fresh results, computed block by block."""
-    def rule(*state_and_grad, **hypers):
+    """The rule over whole arrays, block by block, into ``out`` (C-ordered arrays of the
+    gradient's shape; fresh ones when None)."""
+    def rule(*state_and_grad, out=None, **hypers):
+        grad = state_and_grad[-1]
+        if out is None:
+            dtype = np.result_type(*state_and_grad)
+            out = [np.empty(np.shape(grad), dtype) for _ in state_and_grad[:-1]]
+        if np.size(grad) <= _UPDATE_BLOCK and \
+                all(np.shape(a) == np.shape(grad) for a in state_and_grad):
+            block_rule(out, *state_and_grad, **hypers)  # one block: the arrays themselves
+            return tuple(out)
+        flat_out = [o.reshape(-1) for o in out]
         flat = [np.ravel(a) for a in state_and_grad]
-        out = [np.empty(flat[-1].shape, np.result_type(*state_and_grad)) for _ in flat[:-1]]
         for start in range(0, flat[-1].size, _UPDATE_BLOCK):
             block = slice(start, start + _UPDATE_BLOCK)
-            block_rule([o[block] for o in out], *(a[block] for a in flat), **hypers)
-        return tuple(o.reshape(state_and_grad[-1].shape) for o in out)
+            block_rule([o[block] for o in flat_out], *(a[block] for a in flat), **hypers)
+        return tuple(out)
     return rule
+
+
+def _formula_blocks(formula: Callable) -> Callable:
+    """A whole-array formula run block by block into ``out``: only block-sized
+    temporaries, and (elementwise as it is) the bits of the formula on whole arrays."""
+    def block_rule(out, *state_and_grad, **hypers):
+        for target, value in zip(out, formula(*state_and_grad, **hypers), strict=True):
+            np.copyto(target, value)
+    return _blocked(block_rule)
 
 
 _gradient_descent = _blocked(_block_gradient_descent)
@@ -146,29 +171,29 @@ _centered_rmsprop = _blocked(_block_centered_rmsprop)
 _adam_blocks = _blocked(_block_adam)
 
 
-def _adam(var, m, v, grad, *, beta1_power, beta2_power, learning_rate, beta1, beta2, epsilon):
-    return _adam_blocks(var, m, v, grad, beta1=beta1, beta2=beta2, epsilon=epsilon,
+def _adam(var, m, v, grad, *, beta1_power, beta2_power, learning_rate, beta1, beta2, epsilon,
+          out=None):
+    return _adam_blocks(var, m, v, grad, out=out, beta1=beta1, beta2=beta2, epsilon=epsilon,
                         alpha=_adam_step_size(learning_rate, beta1_power, beta2_power))
 
 
 def _sparse_adam(var, m, v, values, rows, *, beta1_power, beta2_power, learning_rate, beta1,
-                 beta2, epsilon):
-    """TF1's sparse Adam: m and v decay everywhere, so every row with history moves.
-    ``m`` and ``v`` are the kernel's own copies: they are updated in place."""
+                 beta2, epsilon, out):
+    """TF1's sparse Adam: m and v decay everywhere, so every row with history moves."""
+    new_var, new_m, new_v = out
     alpha = _adam_step_size(learning_rate, beta1_power, beta2_power)
-    np.multiply(m, beta1, out=m)
-    m[rows] += values * (1 - beta1)
-    np.multiply(v, beta2, out=v)
-    v[rows] += (values * values) * (1 - beta2)
-    new_var = np.empty_like(var)
-    flat = [a.reshape(-1) for a in (new_var, var, m, v)]
+    np.multiply(m, beta1, out=new_m)
+    new_m[rows] += values * (1 - beta1)
+    np.multiply(v, beta2, out=new_v)
+    new_v[rows] += (values * values) * (1 - beta2)
+    flat = [a.reshape(-1) for a in (new_var, var, new_m, new_v)]
     for start in range(0, var.size, _UPDATE_BLOCK):
         block = slice(start, start + _UPDATE_BLOCK)
         _adam_var(*(a[block] for a in flat), alpha, epsilon)
-    return new_var, m, v
+    return tuple(out)
 
 
-def _adadelta(var, accum, accum_update, grad, *, lr, rho, epsilon):
+def _adadelta_formula(var, accum, accum_update, grad, *, lr, rho, epsilon):
     accum = accum * rho + grad * grad * (1 - rho)
     update = np.sqrt(accum_update + epsilon) / np.sqrt(accum + epsilon) * grad
     accum_update = accum_update * rho + update * update * (1 - rho)
@@ -187,18 +212,18 @@ def _proximal_step(prox_var, step_size, l1, l2):
     return prox_var / (1 + step_size * l2)
 
 
-def _proximal_gradient_descent(var, grad, *, learning_rate, l1, l2):
+def _proximal_gradient_descent_formula(var, grad, *, learning_rate, l1, l2):
     return (_proximal_step(var - grad * learning_rate, learning_rate, l1, l2),)
 
 
-def _proximal_adagrad(var, accum, grad, *, learning_rate, l1, l2):
+def _proximal_adagrad_formula(var, accum, grad, *, learning_rate, l1, l2):
     accum = accum + grad * grad
     step_size = learning_rate / np.sqrt(accum)
     return _proximal_step(var - grad * step_size, step_size, l1, l2), accum
 
 
-def _adagrad_da(var, gradient_accum, gradient_squared_accum, grad, *, learning_rate, l1, l2,
-                global_step):
+def _adagrad_da_formula(var, gradient_accum, gradient_squared_accum, grad, *, learning_rate,
+                        l1, l2, global_step):
     """Dual averaging: the variable is recomputed from the accumulated gradients."""
     gradient_accum = gradient_accum + grad
     gradient_squared_accum = gradient_squared_accum + grad * grad
@@ -207,8 +232,8 @@ def _adagrad_da(var, gradient_accum, gradient_squared_accum, grad, *, learning_r
     return -learning_rate * numerator / denominator, gradient_accum, gradient_squared_accum
 
 
-def _ftrl_v2(var, accum, linear, grad, *, learning_rate, l1, l2, l2_shrinkage,
-             learning_rate_power):
+def _ftrl_v2_formula(var, accum, linear, grad, *, learning_rate, l1, l2, l2_shrinkage,
+                     learning_rate_power):
     """FTRL-Proximal (McMahan et al., 2013); ``l2_shrinkage`` adds ``2 * s * var`` to the
     gradient the linear term sees (the accumulator sees the plain gradient)."""
     shrunk_grad = grad + 2 * l2_shrinkage * var
@@ -225,9 +250,16 @@ def _ftrl_v2(var, accum, linear, grad, *, learning_rate, l1, l2, l2_shrinkage,
     return var, new_accum, linear
 
 
-def _ftrl(var, accum, linear, grad, *, learning_rate, l1, l2, learning_rate_power):
-    return _ftrl_v2(var, accum, linear, grad, learning_rate=learning_rate, l1=l1, l2=l2,
-                    l2_shrinkage=0, learning_rate_power=learning_rate_power)
+_adadelta = _formula_blocks(_adadelta_formula)
+_proximal_gradient_descent = _formula_blocks(_proximal_gradient_descent_formula)
+_proximal_adagrad = _formula_blocks(_proximal_adagrad_formula)
+_adagrad_da = _formula_blocks(_adagrad_da_formula)
+_ftrl_v2 = _formula_blocks(_ftrl_v2_formula)
+
+
+def _ftrl(var, accum, linear, grad, *, learning_rate, l1, l2, learning_rate_power, out=None):
+    return _ftrl_v2(var, accum, linear, grad, out=out, learning_rate=learning_rate, l1=l1,
+                    l2=l2, l2_shrinkage=0, learning_rate_power=learning_rate_power)
 
 
 class UpdateRule:
@@ -245,13 +277,14 @@ class UpdateRule:
 
 
 def _rows_only(dense: Callable) -> Callable:
-    """Applies a dense rule to the touched rows only; other rows stay as they were."""
-    def sparse(*state_and_values, **hypers):
+    """Applies a dense rule to the touched rows only; other rows keep their values."""
+    def sparse(*state_and_values, out, **hypers):
         *state, values, rows = state_and_values
         updated = dense(*(s[rows] for s in state), values, **hypers)
-        for array, new_rows in zip(state, updated):
-            array[rows] = new_rows
-        return tuple(state)
+        for target, current, new_rows in zip(out, state, updated, strict=True):
+            np.copyto(target, current)
+            target[rows] = new_rows
+        return tuple(out)
     return sparse
 
 
@@ -348,13 +381,27 @@ def _check_scalar(op_type: str, var: Tensor, t: Tensor, name: str) -> None:
         raise ValueError(f"{op_type}: {name} must be a scalar, got {t.name} of shape {t.shape}")
 
 
+# The attrs a rule reads; the others (``T``, ``use_locking`` of an imported graph) do
+# not change the arithmetic.
+_RULE_ATTRS = ("use_nesterov",)
+
+
+def _rule_attrs(attrs: dict) -> dict:
+    return {name: attrs[name] for name in _RULE_ATTRS if name in attrs}
+
+
 def _read_state(ctx, refs) -> list:
     return [ctx.read_variable(ref.key, ref.key) for ref in refs]
 
 
-def _write_state(ctx, refs, arrays, dtype) -> np.ndarray:
-    arrays = [np.asarray(a, dtype=dtype) for a in arrays]
-    for ref, array in zip(refs, arrays):
+def _buffers(ctx, refs, state) -> list:
+    """Where the new values go: each state array's second buffer, kept by the session
+    across runs (``RunContext.spare``), so a step allocates nothing parameter-sized."""
+    return [ctx.spare(ref.key, array) for ref, array in zip(refs, state, strict=True)]
+
+
+def _write_state(ctx, refs, arrays) -> np.ndarray:
+    for ref, array in zip(refs, arrays, strict=True):
         ctx.write_variable(ref.key, array)
     return arrays[0]
 
@@ -368,8 +415,9 @@ def _dense_kernel(rule: UpdateRule):
         if state[0].shape != grad.shape:
             raise ValueError(f"variable {refs[0].key} has shape {list(state[0].shape)} but "
                              f"its gradient has shape {list(grad.shape)}")
-        updated = rule.dense(*state, grad, **dict(zip(rule.hypers, hypers)), **attrs)
-        return _write_state(ctx, refs, updated, state[0].dtype)
+        updated = rule.dense(*state, grad, out=_buffers(ctx, refs, state),
+                             **dict(zip(rule.hypers, hypers)), **_rule_attrs(attrs))
+        return _write_state(ctx, refs, updated)
     return kernel
 
 
@@ -389,18 +437,28 @@ def _sparse_kernel(rule: UpdateRule):
 
     def kernel(ctx, *args, **attrs):
         refs, hypers, (values, indices) = args[:n_state], args[n_state:-2], args[-2:]
-        state = [np.array(a, copy=True) for a in _read_state(ctx, refs)]
+        state = _read_state(ctx, refs)
         if values.shape[1:] != state[0].shape[1:] or len(values) != len(indices):
             raise ValueError(f"gradient rows of shape {list(values.shape)} with "
                              f"{len(indices)} indices do not fit variable {refs[0].key} of "
                              f"shape {list(state[0].shape)}")
         values, rows = _unique_rows(values, indices, state[0].shape[0], refs[0].key)
-        updated = rule.sparse(*state, values, rows, **dict(zip(rule.hypers, hypers)), **attrs)
-        return _write_state(ctx, refs, updated, state[0].dtype)
+        updated = rule.sparse(*state, values, rows, out=_buffers(ctx, refs, state),
+                              **dict(zip(rule.hypers, hypers)), **_rule_attrs(attrs))
+        return _write_state(ctx, refs, updated)
     return kernel
 
 
+def _group_rule(rule: UpdateRule) -> Callable:
+    """The rule over the flat buffers of a group of updates (runtime/optimizer.py)."""
+    def run(state, grad, hypers, attrs, out) -> None:
+        rule.dense(*state, grad, out=out, **dict(zip(rule.hypers, hypers)),
+                   **_rule_attrs(attrs))
+    return run
+
+
 for _rule in UPDATE_RULES.values():
+    register_update_group(f"Apply{_rule.name}", 1 + len(_rule.slots), _group_rule(_rule))
     for _op_type, _infer, _kernel in (
             (f"Apply{_rule.name}", _infer_dense, _dense_kernel),
             (f"SparseApply{_rule.name}", _infer_sparse, _sparse_kernel)):

@@ -94,7 +94,7 @@ UNARY = {"Neg": gf.negative, "Square": gf.square, "Sqrt": gf.sqrt, "Exp": gf.exp
          "Log": gf.log, "Sin": gf.sin, "Cos": gf.cos, "Tanh": gf.tanh, "Abs": gf.abs,
          "Relu": gf.nn.relu}
 BINARY = {"AddV2": gf.add, "Sub": gf.subtract, "Mul": gf.multiply, "RealDiv": gf.realdiv}
-COVERED = set(UNARY) | set(BINARY) | {"TanhGrad", "BiasAdd", "MatMul",
+COVERED = set(UNARY) | set(BINARY) | {"TanhGrad", "BiasAdd", "MatMul", "BiasAddGrad",
                                       "SparseSoftmaxCrossEntropyWithLogits",
                                       "ApplyGradientDescent"}
 
@@ -148,6 +148,17 @@ def test_matmul(dtype, transpose_a, transpose_b):
     b = special_values((5, 7) if transpose_b else (7, 5), np.float64).astype(dtype)
     pa, pb = placeholders(a, b)
     check_entry(gf.matmul(pa, pb, transpose_a=transpose_a, transpose_b=transpose_b).op, [a, b])
+
+
+@pytest.mark.parametrize("rows", [1, 37, 1023])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bias_add_gradient(dtype, rows):
+    grad = special_values((rows, 9), dtype) if rows > 9 else RNG.standard_normal(
+        (rows, 9)).astype(dtype)
+    (pg,) = placeholders(grad)
+    check_entry(apply_op("BiasAddGrad", [pg], data_format="NHWC").op, [grad])
+    check_entry(apply_op("BiasAddGrad", [pg], data_format="NHWC").op,
+                [laid_out(grad, "strided")])
 
 
 @pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])

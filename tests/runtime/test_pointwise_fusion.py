@@ -1,0 +1,101 @@
+"""Pointwise fusion in the plan optimizer: BiasAdd + activation and the sparse softmax
+cross entropy + the Mul scaling its gradient run as one step each, with the bits of the
+ops run one by one."""
+import numpy as np
+import pytest
+
+import gradflow as gf
+from gradflow.framework import errors
+from gradflow.runtime import executor
+
+
+def _run_both(build, feed_values, fetch_names=None):
+    """(optimized results, unoptimized results, the optimized plan's op types)."""
+    results = []
+    for optimize in (True, False):
+        was = executor.optimizations_enabled()
+        executor.set_optimizations(optimize)
+        try:
+            graph = gf.Graph()
+            with graph.as_default():
+                placeholders, fetches = build()
+            with gf.Session(graph=graph) as sess:
+                feed = dict(zip(placeholders, feed_values, strict=True))
+                for _ in range(3):  # interpreted, then generated code
+                    values = sess.run(fetches, feed)
+                plan = list(sess._plans.values())[-1]
+                results.append((values, [s.op.type for s in plan.steps]))
+        finally:
+            executor.set_optimizations(was)
+    return results[0][0], results[1][0], results[0][1]
+
+
+def _same(a, b):
+    for x, y in zip(a, b, strict=True):
+        x, y = np.asarray(x), np.asarray(y)
+        assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(4, 3), (64, 40, 30)])  # one pass, blocks of rows
+def test_bias_add_activation_fused_bitwise(shape, dtype, activation):
+    rng = np.random.default_rng(0)
+    x_value = rng.standard_normal(shape).astype(dtype)
+    bias = rng.standard_normal(shape[-1]).astype(dtype)
+
+    def build():
+        x = gf.placeholder(dtype, shape)
+        h = gf.matmul(gf.reshape(x, [-1, shape[-1]]), np.eye(shape[-1], dtype=dtype))
+        h = gf.reshape(h, shape)
+        y = getattr(gf.nn, activation)(gf.nn.bias_add(h * 2, bias))
+        return [x], [y, gf.reduce_sum(y)]
+    fused, plain, types = _run_both(build, [x_value])
+    _same(fused, plain)
+    assert "BiasAdd" not in types
+
+
+def test_bias_add_read_elsewhere_is_not_fused():
+    x_value = np.arange(12, dtype=np.float32).reshape(4, 3) - 6
+
+    def build():
+        x = gf.placeholder(gf.float32, [4, 3])
+        pre = gf.nn.bias_add(x * 1.5, np.float32([1, -2, 3]))
+        return [x], [gf.nn.relu(pre), pre]
+    fused, plain, types = _run_both(build, [x_value])
+    _same(fused, plain)
+    assert "BiasAdd" in types
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_and_scaled_gradient_fused_bitwise(dtype):
+    rng = np.random.default_rng(1)
+    logits_value = rng.standard_normal((32, 10)).astype(dtype)
+    labels_value = rng.integers(0, 10, 32).astype(np.int32)
+
+    def build():
+        logits = gf.placeholder(dtype, [32, 10])
+        labels = gf.placeholder(gf.int32, [32])
+        w = gf.constant(np.linspace(0.5, 1.5, 100, dtype=dtype).reshape(10, 10))
+        z = gf.matmul(logits, w)
+        loss = gf.reduce_mean(gf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=z))
+        return [logits, labels], [loss, gf.gradients(loss, [logits])[0]]
+    fused, plain, types = _run_both(build, [logits_value, labels_value])
+    _same(fused, plain)
+    assert types.count("SparseSoftmaxCrossEntropyWithLogits") == 1 and "Mul" not in types
+
+
+def test_fused_cross_entropy_reports_bad_labels_as_the_kernel_does():
+    graph = gf.Graph()
+    with graph.as_default():
+        logits = gf.placeholder(gf.float32, [4, 3])
+        labels = gf.placeholder(gf.int32, [4])
+        loss = gf.reduce_mean(gf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=logits * 2))
+        grad = gf.gradients(loss, [logits])[0]
+    with gf.Session(graph=graph) as sess:
+        feed = {logits: np.zeros((4, 3), np.float32), labels: np.int32([0, 1, 2, 0])}
+        sess.run([loss, grad], feed)
+        with pytest.raises(errors.InvalidArgumentError, match="label"):
+            sess.run([loss, grad], {logits: feed[logits], labels: np.int32([0, 1, 5, 0])})
