@@ -30,7 +30,7 @@ from gradflow.framework import errors
 from gradflow.framework.function import Function
 from gradflow.framework.graph import Graph, Operation, Tensor, gc_paused
 from gradflow.runtime import blas_threads, clusters, codegen, fast_kernels
-from gradflow.runtime.optimizer import (Constant, FusedMemberError, FusedNode, Program,
+from gradflow.runtime.optimizer import (Constant, FusedMemberError, FusedNode, Node, Program,
                                         build_program)
 from gradflow.runtime.state_locks import state_order
 
@@ -497,10 +497,13 @@ def compile_plan(graph: Graph, fetch_tensors: Sequence[Tensor], feed_tensors: Se
     compiler = clusters.cluster_compiler(global_jit) \
         if clusters.jit_requested(ops, global_jit) else None
 
+    read_order = _ReadOrder(ops)
+
     def schedule(optimized: bool) -> Plan:
         with gc_paused():  # compiling makes objects per op: no collections of the graph
             program = build_program(ops, fetch_tensors, feed_tensors, target_ops, optimized,
-                                    fuse=compiler is None)
+                                    fuse=compiler is None, ordered_after=read_order.after)
+            program.nodes = read_order.reread(program, fetch_tensors)
             if compiler is not None:
                 program = compiler(program, global_jit)
             return _Scheduler(program, feed_tensors, optimized).plan(structure_version)
@@ -555,6 +558,87 @@ def state_writes(ops: Sequence[Operation]) -> Optional[tuple]:
             if not named:
                 return None
     return tuple(sorted(keys, key=state_order))
+
+
+# A write whose variables cannot be told (a graph function's, say): it may write any.
+_ANY_VARIABLE = object()
+
+
+class _ReadOrder:
+    """Which variable reads of a plan the graph orders after writes to the variable.
+
+    In TF1 a variable's ``v/read`` output shares the variable's buffer, so an op that a
+    data or control edge orders after an update of the variable reads the updated
+    value (``with control_dependencies([train_op]): ema.apply(...)`` averages the new
+    weights). A plan reads each snapshot once, where its op was created;
+    :meth:`reread` reads it again (into the same slot) before each node, and at the end
+    for each fetch, that the graph orders after a write to its variable. Reads no edge
+    orders after a write keep the value the run started with, one of the orders TF1
+    allows. ``after`` maps each op ordered after writes to those write ops (for the
+    optimizer, which must not merge it with an op ordered after other writes); both
+    are empty for plans that write none of the variables they read.
+    """
+
+    def __init__(self, ops: Sequence[Operation]):
+        self.read_key: dict = {}  # a snapshot tensor -> its variable
+        self.after: dict = {}     # an op -> the write ops it is ordered after
+        self.written: dict = {}   # a write op -> the variables it writes
+        known: dict = {}
+        for op in ops:
+            if op._type == "ReadVariableOp":
+                key = _variable_key(op._inputs[0], known)
+                if key is not None:
+                    self.read_key[op._outputs[0]] = key
+            elif op._op_def.needs_context and not op._op_def.locks_itself and \
+                    op._type not in _STATE_READERS:
+                keys = state_writes([op])
+                self.written[op] = frozenset((_ANY_VARIABLE,) if keys is None else keys)
+        read_variables = set(self.read_key.values())
+        if not any(_ANY_VARIABLE in keys or not keys.isdisjoint(read_variables)
+                   for keys in self.written.values()):
+            self.read_key = {}
+            return
+        for op in ops:
+            writes: set = set()
+            for producer in [t._op for t in op._inputs] + op._control_inputs:
+                writes.update(self.after.get(producer, ()))
+                if producer in self.written:
+                    writes.add(producer)
+            if writes:
+                self.after[op] = frozenset(writes)
+
+    def _variables_after(self, ops) -> set:
+        return {key for op in ops for write in self.after.get(op, ())
+                for key in self.written[write]}
+
+    def reread(self, program: Program, fetch_tensors: Sequence[Tensor]) -> list:
+        """The program's nodes with the snapshot reads the order asks for added."""
+        if not self.read_key:
+            return program.nodes
+        result: list = []
+        reader_of: dict = {}  # a snapshot tensor -> the node reading it
+
+        def read_again(values, variables: set) -> None:
+            for value in dict.fromkeys(v for v in values if isinstance(v, Tensor)):
+                reader = reader_of.get(value)
+                if reader is not None and (self.read_key[value] in variables
+                                           or _ANY_VARIABLE in variables):
+                    result.append(Node(reader.op, reader.inputs, reader.outputs))
+
+        for node in program.nodes:
+            members = node.ops if isinstance(node, clusters.ClusterNode) else (node.op,)
+            variables = self._variables_after(members)
+            if variables:
+                read_again(node.inputs, variables)
+            if type(node) is Node and node.outputs and node.outputs[0] in self.read_key:
+                reader_of[node.outputs[0]] = node
+            result.append(node)
+        # fetches the optimizer made aliases of a snapshot (identity(v) after train_op)
+        for tensor, value in zip(fetch_tensors, program.fetches, strict=True):
+            variables = self._variables_after((tensor._op,))
+            if variables:
+                read_again((value,), variables)
+        return result
 
 
 def _variable_key(t: Tensor, known: dict):

@@ -16,7 +16,7 @@ consumers) applies, to each pure op (neither stateful nor needing the run contex
   most ``FOLD_LIMIT_ELEMENTS`` elements; a kernel that raises is left to raise at run
   time);
 - common-subexpression elimination: an op equal to an earlier one (type, inputs,
-  kernel attrs) reuses its outputs;
+  kernel attrs, and the variable writes the graph orders it after) reuses its outputs;
 - variable references: a VariableV2 op's value (a reference naming its variable) is
   made once, at plan time, instead of by a step of every run.
 
@@ -96,10 +96,13 @@ class Program:
 
 def build_program(ops: Sequence[Operation], fetch_tensors: Sequence[Tensor],
                   feed_tensors: Sequence[Tensor], target_ops: Sequence[Operation],
-                  optimize: bool = True, fuse: bool = True) -> Program:
+                  optimize: bool = True, fuse: bool = True,
+                  ordered_after: Optional[dict] = None) -> Program:
     """The program computing ``fetch_tensors`` from ``ops`` (creation order, all needed);
-    ``fuse`` groups optimizer updates (off when a cluster compiler takes the program)."""
-    builder = _Builder(set(feed_tensors), optimize)
+    ``fuse`` groups optimizer updates (off when a cluster compiler takes the program).
+    ``ordered_after`` maps an op to the variable writes the graph orders it after (its
+    reads may see them, so it is never merged with an op after other writes)."""
+    builder = _Builder(set(feed_tensors), optimize, ordered_after or {})
     for op in ops:
         builder.add(op)
     fetches = [builder.value(t) for t in fetch_tensors]
@@ -114,9 +117,10 @@ def build_program(ops: Sequence[Operation], fetch_tensors: Sequence[Tensor],
 class _Builder:
     """The forward sweep: each op becomes an alias, constants, a reused node or a node."""
 
-    def __init__(self, fed: set, optimize: bool):
+    def __init__(self, fed: set, optimize: bool, ordered_after: dict):
         self.fed = fed
         self.optimize = optimize
+        self.ordered_after = ordered_after
         self.nodes: list[Node] = []
         self.values: dict = {}  # tensor -> its value, for tensors not computed by own node
         self.seen: dict = {}    # CSE key -> earlier node
@@ -144,7 +148,7 @@ class _Builder:
         inputs = self._rewired(op, inputs)
         if all(isinstance(v, Constant) for v in inputs) and self._fold(op, inputs):
             return
-        key = _cse_key(op, inputs)
+        key = _cse_key(op, inputs, self.ordered_after.get(op))
         earlier = self.seen.get(key) if key is not None else None
         if earlier is not None:
             for t, same in zip(op._outputs, earlier.outputs):
@@ -257,13 +261,15 @@ def _times_ones_alias(op: Operation, inputs: list):
     return None
 
 
-def _cse_key(op: Operation, inputs: list) -> Optional[tuple]:
-    """What makes two pure ops compute the same thing, or None if it cannot be hashed."""
+def _cse_key(op: Operation, inputs: list, writes_before=None) -> Optional[tuple]:
+    """What makes two pure ops compute the same thing, or None if it cannot be hashed:
+    also the variable writes ordered before the op (``writes_before``), which its
+    variable reads see."""
     attrs = []
     for name in sorted(op._attrs):
         if not name.startswith("_"):
             attrs.append((name, _frozen(op._attrs[name])))
-    key = (op._type, tuple(_input_key(v) for v in inputs), tuple(attrs))
+    key = (op._type, tuple(_input_key(v) for v in inputs), tuple(attrs), writes_before)
     try:
         hash(key)
     except TypeError:
