@@ -17,7 +17,7 @@ import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import convert_to_tensor
-from gradflow.framework.example_proto import Example, SequenceExample
+from gradflow.framework.example_proto import ExampleFeatureBytes, Feature, SequenceExample
 from gradflow.framework.graph import name_scope
 from gradflow.framework.registry import NotDifferentiable, define_op
 from gradflow.framework.sparse_tensor import SparseTensor
@@ -34,6 +34,8 @@ __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse
            "decode_csv", "string_split", "decode_png", "decode_jpeg", "decode_image"]
 
 _KINDS = {dtypes.int64: "int64_list", dtypes.float32: "float_list", dtypes.string: "bytes_list"}
+# the field tag (number 1-3, length-delimited) of each list in a Feature's bytes
+_TAGS = {dtypes.string: 0x0A, dtypes.float32: 0x12, dtypes.int64: 0x1A}
 
 
 def _as_bytes(value) -> bytes:
@@ -175,39 +177,197 @@ def _fixed_array(rows: list, dtype: dtypes.DType, shape: TensorShape, batched: b
     return out if batched else out[0]
 
 
+def _feature_maps(records: list) -> list:
+    """Each record's map of feature key to the bytes of its ``Feature`` message."""
+    parse = ExampleFeatureBytes.FromString
+    maps = []
+    for record in records:
+        try:
+            maps.append(parse(_as_bytes(record)).features.feature)
+        except Exception:  # protobuf's DecodeError and its relatives
+            raise errors.InvalidArgumentError(
+                None, None, f"Could not parse example input, value: '{record!r}'") from None
+    return maps
+
+
+def _feature_message(raw: Optional[bytes], key: str, where: str):
+    """The ``Feature`` message of one feature's bytes (None for an absent feature)."""
+    if raw is None:
+        return None
+    try:
+        return Feature.FromString(raw)
+    except Exception:  # protobuf's DecodeError and its relatives
+        raise errors.InvalidArgumentError(
+            None, None, f"Could not parse example input: feature {key!r} is malformed"
+            + where) from None
+
+
+def _varint(data: bytes, pos: int) -> tuple:
+    """(value, position after it) of the varint at ``pos``; value None when truncated."""
+    value, shift = 0, 0
+    while pos < len(data) and shift < 70:
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        pos += 1
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+    return None, pos
+
+
+def _payload_start(raw: bytes, tag: int) -> Optional[int]:
+    """Where the values of a ``Feature`` holding one packed list start, when ``raw`` is in
+    the form writers give it (list field ``tag``, one packed run of values, nothing
+    else); None for anything else (missing, unpacked, repeated or unknown fields)."""
+    if len(raw) < 4 or raw[0] != tag:
+        return None
+    length, pos = _varint(raw, 1)
+    if length is None or pos + length != len(raw) or raw[pos] != 0x0A:
+        return None
+    inner, start = _varint(raw, pos + 1)
+    return start if inner is not None and start + inner == len(raw) else None
+
+
+def _packed_payloads(raws: list, tag: int) -> Optional[tuple]:
+    """The packed values of one feature over a batch, as one uint8 array, and each
+    record's byte count; None when any record is not in the packed form."""
+    start = _payload_start(raws[0], tag)
+    if start is None:
+        return None
+    width = len(raws[0])
+    if all(len(raw) == width for raw in raws):
+        # the common case: every record's feature has the first's size, so its header is
+        # checked for all records at once
+        table = np.frombuffer(b"".join(raws), np.uint8).reshape(len(raws), width)
+        if (table[:, :start] == table[0, :start]).all():
+            return (np.ascontiguousarray(table[:, start:]).reshape(-1),
+                    np.full(len(raws), width - start, np.int64))
+    starts = [_payload_start(raw, tag) for raw in raws]
+    if None in starts:
+        return None
+    data = b"".join([raw[at:] for raw, at in zip(raws, starts, strict=True)])
+    lengths = np.array([len(raw) - at for raw, at in zip(raws, starts, strict=True)], np.int64)
+    return np.frombuffer(data, np.uint8).copy(), lengths
+
+
+def _varints(data: np.ndarray, lengths: np.ndarray) -> Optional[tuple]:
+    """The varints packed in ``data`` (int64) and how many each record holds; None when a
+    record's bytes end inside a varint or a varint is longer than 10 bytes."""
+    if not len(data):
+        return np.zeros(0, np.int64), np.zeros(len(lengths), np.int64)
+    stops = np.flatnonzero(data < 0x80)
+    ends = np.cumsum(lengths)
+    per_record = np.diff(np.searchsorted(stops, ends - 1, side="right"), prepend=0)
+    firsts = np.concatenate(([0], stops[:-1] + 1)).astype(np.int64)
+    sizes = stops - firsts + 1
+    if len(sizes) and sizes.max() > 10:
+        return None
+    # a varint may not run over a record's end: each record's last byte is a stop
+    if ((lengths > 0) & (data[np.maximum(ends - 1, 0)] >= 0x80)).any():
+        return None
+    shifts = 7 * (np.arange(len(data)) - np.repeat(firsts, sizes))
+    parts = (data & 0x7F).astype(np.uint64) << shifts.astype(np.uint64)
+    values = np.add.reduceat(parts, firsts) if len(firsts) else np.zeros(0, np.uint64)
+    return values.view(np.int64), per_record
+
+
+def _record_values(raw: Optional[bytes], dtype: dtypes.DType) -> Optional[np.ndarray]:
+    """One record's numeric feature decoded in Python (cheaper than NumPy for one)."""
+    start = None if raw is None else _payload_start(raw, _TAGS[dtype])
+    if start is None:
+        return None
+    if dtype is dtypes.float32:
+        if (len(raw) - start) % 4:
+            return None
+        return np.frombuffer(raw, "<f4", offset=start).astype(np.float32)
+    values, pos = [], start
+    while pos < len(raw):
+        value, pos = _varint(raw, pos)
+        if value is None or value >> 64:
+            return None
+        values.append(value - (1 << 64) if value >> 63 else value)
+    return np.array(values, np.int64)
+
+
+def _bulk_values(raws: list, dtype: dtypes.DType) -> Optional[tuple]:
+    """A numeric feature's values over a batch, concatenated, and each record's count;
+    None when some record needs the per-message path (absent, other kind, not packed)."""
+    if None in raws or dtype is dtypes.string:
+        return None
+    if len(raws) == 1:
+        values = _record_values(raws[0], dtype)
+        return None if values is None else (values, np.array([len(values)]))
+    payloads = _packed_payloads(raws, _TAGS[dtype])
+    if payloads is None:
+        return None
+    data, lengths = payloads
+    if dtype is dtypes.float32:
+        if (lengths % 4).any():
+            return None
+        return data.view("<f4").astype(np.float32, copy=False), lengths // 4
+    return _varints(data, lengths)
+
+
+def _bulk_fixed(raws: list, dtype: dtypes.DType, shape: TensorShape) -> Optional[np.ndarray]:
+    """A FixedLenFeature over a batch decoded at once; None to take the per-record path
+    (which also raises the errors)."""
+    count = shape.num_elements()
+    bulk = _bulk_values(raws, dtype) if count else None
+    if bulk is None or len(bulk[0]) != count * len(raws) or (bulk[1] != count).any():
+        return None
+    return bulk[0].reshape((len(raws),) + shape.as_tuple())
+
+
+def _bulk_sparse(raws: list, dtype: dtypes.DType, batched: bool) -> Optional[tuple]:
+    """A VarLenFeature over a batch as (indices, values, dense shape), decoded at once."""
+    bulk = _bulk_values(raws, dtype)
+    if bulk is None:
+        return None
+    values, counts = bulk
+    rows = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    columns = np.arange(len(values), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
+                                                                  counts)
+    width = int(counts.max()) if len(counts) else 0
+    if batched:
+        return (np.stack([rows, columns], axis=1), values,
+                np.array([len(counts), width], np.int64))
+    return columns.reshape(-1, 1), values, np.array([width], np.int64)
+
+
 def _parse_kernel(serialized, *, sparse_keys, sparse_types, dense_keys, dense_types,
                   dense_shapes, dense_defaults, dense_sequence):
     batched = np.ndim(serialized) == 1
     records = list(serialized) if batched else [np.asarray(serialized, dtype=object).item()]
-    sparse_rows = [[] for _ in sparse_keys]
-    dense_parts = [[] for _ in dense_keys]
-    dense_specs = list(zip(dense_parts, dense_keys, dense_types, dense_shapes, dense_defaults,
-                           dense_sequence, strict=True))
-    for index, record in enumerate(records):
-        example = Example()
-        try:
-            example.ParseFromString(_as_bytes(record))
-        except Exception:  # protobuf's DecodeError and its relatives
-            raise errors.InvalidArgumentError(
-                None, None, f"Could not parse example input, value: '{record!r}'") from None
-        feature_map = example.features.feature
-        where = f" (example {index})" if batched else ""
-        for rows, key, dtype in zip(sparse_rows, sparse_keys, sparse_types, strict=True):
-            feature = feature_map.get(key)
-            rows.append(np.zeros(0, dtype.as_numpy_dtype) if feature is None
-                        else _values(feature, dtype, key, where))
-        for parts, key, dtype, shape, default, sequence in dense_specs:
-            feature = feature_map.get(key)
+    maps = _feature_maps(records)
+    wheres = [f" (example {i})" for i in range(len(records))] if batched else [""]
+    outputs = []
+    for key, dtype in zip(sparse_keys, sparse_types, strict=True):
+        raws = [m.get(key) for m in maps]
+        bulk = _bulk_sparse(raws, dtype, batched)
+        if bulk is None:
+            rows = []
+            for raw, where in zip(raws, wheres, strict=True):
+                feature = _feature_message(raw, key, where)
+                rows.append(np.zeros(0, dtype.as_numpy_dtype) if feature is None
+                            else _values(feature, dtype, key, where))
+            bulk = _sparse(rows, dtype, batched)
+        outputs.extend(bulk)
+    for key, dtype, shape, default, sequence in zip(dense_keys, dense_types, dense_shapes,
+                                                    dense_defaults, dense_sequence, strict=True):
+        raws = [m.get(key) for m in maps]
+        dense = None if sequence else _bulk_fixed(raws, dtype, shape)
+        if dense is not None:
+            outputs.append(dense if batched else dense[0])
+            continue
+        parts = []
+        for raw, where in zip(raws, wheres, strict=True):
+            feature = _feature_message(raw, key, where)
             if not sequence:
                 parts.append(_fixed_values(feature, dtype, key, shape, default, where))
                 continue
             values = np.zeros(0, dtype.as_numpy_dtype) if feature is None \
                 else _values(feature, dtype, key, where)
             parts.append(_dense(values, key, shape, default, True, where))
-    outputs = []
-    for rows, dtype in zip(sparse_rows, sparse_types, strict=True):
-        outputs.extend(_sparse(rows, dtype, batched))
-    for parts, _, dtype, shape, default, sequence in dense_specs:
         if not sequence:
             outputs.append(_fixed_array(parts, dtype, shape, batched))
         elif batched:
