@@ -146,6 +146,15 @@ class IteratorResource:
 
 
 def _stack(values: list, index: int) -> np.ndarray:
+    if isinstance(values[0], bytes) and all(type(v) is bytes for v in values):
+        batch = np.empty(len(values), dtype=object)  # string scalars: keep them objects
+        batch[:] = values
+        return batch
+    if not isinstance(values[0], (str, bytes)):
+        try:
+            return np.stack(values)
+        except ValueError:
+            pass  # elements of different shapes: named below
     first = np.shape(values[0])
     for value in values[1:]:
         if np.shape(value) != first:

@@ -18,7 +18,7 @@ import io
 import itertools
 import os
 import zlib
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -36,6 +36,7 @@ __all__ = ["make_dataset", "DATASET_OP_TYPES", "iterator_handle", "make_iterator
            "register_generator", "AUTOTUNE"]
 
 AUTOTUNE = -1
+_SHUFFLE_DRAWS = 1024  # random buffer slots a shuffle draws at once
 _VARIANT = [(dtypes.variant, TensorShape([]))]
 _keys = itertools.count()
 
@@ -131,8 +132,7 @@ def _tfrecord_kernel(filenames, compression_type, buffer_size):
 
     def elements(env):
         for name in names:
-            for record in open_records("TFRecord", name, compression):
-                yield (record,)
+            yield from zip(open_records("TFRecord", name, compression))  # 1-tuples, made in C
     return it.DatasetValue(elements)
 
 
@@ -322,12 +322,14 @@ def _shuffle_kernel(dataset, buffer_size, seed, seed2, *, reshuffle_each_iterati
     def elements(env):
         epoch = next(epochs) if reshuffle_each_iteration else 0
         rng = np.random.default_rng([seeds[0], seeds[1], epoch])
-        buffer: list = []
-        for element in dataset.iterate(env):
-            if len(buffer) < size:
-                buffer.append(element)
-                continue
-            pick = int(rng.integers(len(buffer)))
+        source = dataset.iterate(env)
+        buffer = list(itertools.islice(source, size))
+        picks: Iterator[int] = iter(())
+        for element in source:  # the buffer is full: each new element replaces a random one
+            pick = next(picks, None)
+            if pick is None:  # random slots drawn a block at a time, not one per element
+                picks = iter(rng.integers(size, size=_SHUFFLE_DRAWS).tolist())
+                pick = next(picks)
             yield buffer[pick]
             buffer[pick] = element
         while buffer:

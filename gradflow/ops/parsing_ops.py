@@ -298,9 +298,12 @@ def _bulk_values(raws: list, dtype: dtypes.DType) -> Optional[tuple]:
         values = _record_values(raws[0], dtype)
         return None if values is None else (values, np.array([len(values)]))
     payloads = _packed_payloads(raws, _TAGS[dtype])
-    if payloads is None:
-        return None
-    data, lengths = payloads
+    return None if payloads is None else _decode_packed(*payloads, dtype)
+
+
+def _decode_packed(data: np.ndarray, lengths: np.ndarray, dtype: dtypes.DType
+                   ) -> Optional[tuple]:
+    """Packed payloads (uint8, ``lengths`` bytes a record) as values and counts."""
     if dtype is dtypes.float32:
         if (lengths % 4).any():
             return None
@@ -308,19 +311,91 @@ def _bulk_values(raws: list, dtype: dtypes.DType) -> Optional[tuple]:
     return _varints(data, lengths)
 
 
-def _bulk_fixed(raws: list, dtype: dtypes.DType, shape: TensorShape) -> Optional[np.ndarray]:
+def _feature_spans(record: bytes) -> Optional[dict]:
+    """``key: (list tag, payload start, payload end)`` for each feature of an ``Example``
+    in the layout writers give it (map entries of key then value, each ``Feature`` one
+    packed list, nothing else); None for any other layout."""
+    if not record:
+        return {}
+    length, pos = _varint(record, 1) if record[0] == 0x0A else (None, 0)
+    if length is None or pos + length != len(record):
+        return None
+    spans = {}
+    while pos < len(record):
+        entry, pos = _varint(record, pos + 1) if record[pos] == 0x0A else (None, pos)
+        if entry is None or pos + entry > len(record) or record[pos] != 0x0A:
+            return None
+        end = pos + entry
+        key_length, key_at = _varint(record, pos + 1)
+        key_end = end if key_length is None else key_at + key_length
+        if key_end >= end or record[key_end] != 0x12:
+            return None
+        value_length, value_at = _varint(record, key_end + 1)
+        start = None if value_length is None or value_at + value_length != end else \
+            _payload_start(record[value_at:end], record[value_at] if value_length else 0)
+        try:
+            key = record[key_at:key_end].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if start is None or key in spans:
+            return None
+        spans[key] = (record[value_at], value_at + start, end)
+        pos = end
+    return spans
+
+
+class _Batch:
+    """The records of one parse. When they share one layout (same length, same bytes
+    outside the values of the features asked for) each feature's values are cut from
+    all records at once; else each record's feature bytes are looked up by key."""
+
+    def __init__(self, records: list, keys: list):
+        self.records = records
+        self.table, self.spans = None, None
+        self._maps: Optional[list] = None
+        if len(records) > 1 and len(set(map(len, records))) == 1:
+            spans = _feature_spans(records[0])
+            if spans is not None and all(type(r) is bytes for r in records):
+                table = np.frombuffer(b"".join(records), np.uint8).reshape(len(records), -1)
+                varying = np.zeros(table.shape[1], bool)
+                for key in keys:
+                    if key in spans:
+                        varying[spans[key][1]:spans[key][2]] = True
+                if not ((table != table[0]) & ~varying).any():
+                    self.table, self.spans = table, spans
+
+    def raws(self, key: str) -> list:
+        """Each record's bytes of feature ``key`` (None where absent)."""
+        if self._maps is None:
+            self._maps = _feature_maps(self.records)
+        return [m.get(key) for m in self._maps]
+
+    def values(self, key: str, dtype: dtypes.DType) -> Optional[tuple]:
+        """A numeric feature's values and per-record counts (see ``_bulk_values``)."""
+        span = None if self.spans is None else self.spans.get(key)
+        if span is None or span[0] != _TAGS[dtype] or dtype is dtypes.string:
+            return _bulk_values(self.raws(key), dtype)
+        data = np.ascontiguousarray(self.table[:, span[1]:span[2]]).reshape(-1)
+        return _decode_packed(data, np.full(len(self.records), span[2] - span[1], np.int64),
+                              dtype)
+
+
+def _bulk_fixed(batch: _Batch, key: str, dtype: dtypes.DType, shape: TensorShape
+                ) -> Optional[np.ndarray]:
     """A FixedLenFeature over a batch decoded at once; None to take the per-record path
     (which also raises the errors)."""
     count = shape.num_elements()
-    bulk = _bulk_values(raws, dtype) if count else None
-    if bulk is None or len(bulk[0]) != count * len(raws) or (bulk[1] != count).any():
+    bulk = batch.values(key, dtype) if count else None
+    size = len(batch.records)
+    if bulk is None or len(bulk[0]) != count * size or (bulk[1] != count).any():
         return None
-    return bulk[0].reshape((len(raws),) + shape.as_tuple())
+    return bulk[0].reshape((size,) + shape.as_tuple())
 
 
-def _bulk_sparse(raws: list, dtype: dtypes.DType, batched: bool) -> Optional[tuple]:
+def _bulk_sparse(batch: _Batch, key: str, dtype: dtypes.DType, batched: bool
+                 ) -> Optional[tuple]:
     """A VarLenFeature over a batch as (indices, values, dense shape), decoded at once."""
-    bulk = _bulk_values(raws, dtype)
+    bulk = batch.values(key, dtype)
     if bulk is None:
         return None
     values, counts = bulk
@@ -338,14 +413,13 @@ def _parse_kernel(serialized, *, sparse_keys, sparse_types, dense_keys, dense_ty
                   dense_shapes, dense_defaults, dense_sequence):
     batched = np.ndim(serialized) == 1
     records = list(serialized) if batched else [np.asarray(serialized, dtype=object).item()]
-    maps = _feature_maps(records)
+    batch = _Batch(records, list(sparse_keys) + list(dense_keys))
     wheres = [f" (example {i})" for i in range(len(records))] if batched else [""]
     outputs = []
     for key, dtype in zip(sparse_keys, sparse_types, strict=True):
-        raws = [m.get(key) for m in maps]
-        bulk = _bulk_sparse(raws, dtype, batched)
+        bulk = _bulk_sparse(batch, key, dtype, batched)
         if bulk is None:
-            rows = []
+            raws, rows = batch.raws(key), []
             for raw, where in zip(raws, wheres, strict=True):
                 feature = _feature_message(raw, key, where)
                 rows.append(np.zeros(0, dtype.as_numpy_dtype) if feature is None
@@ -354,12 +428,11 @@ def _parse_kernel(serialized, *, sparse_keys, sparse_types, dense_keys, dense_ty
         outputs.extend(bulk)
     for key, dtype, shape, default, sequence in zip(dense_keys, dense_types, dense_shapes,
                                                     dense_defaults, dense_sequence, strict=True):
-        raws = [m.get(key) for m in maps]
-        dense = None if sequence else _bulk_fixed(raws, dtype, shape)
+        dense = None if sequence else _bulk_fixed(batch, key, dtype, shape)
         if dense is not None:
             outputs.append(dense if batched else dense[0])
             continue
-        parts = []
+        raws, parts = batch.raws(key), []
         for raw, where in zip(raws, wheres, strict=True):
             feature = _feature_message(raw, key, where)
             if not sequence:

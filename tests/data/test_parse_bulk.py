@@ -134,6 +134,38 @@ def test_uniform_batches_decode_in_bulk_with_defaults_and_errors():
         _run(lambda s: gf.parse_example(s, spec), truncated)
 
 
+def test_records_of_one_layout_are_cut_together_and_others_looked_up():
+    """Same-length records: values cut from all at once only where nothing but the values
+    asked for differ (a varint may split differently); any other difference (a key, a
+    feature not asked for) takes the per-record path, with the same results."""
+    base = [("ab", _ints([128, 1])), ("f", _floats([1.0, 2.0])), ("s", _ints([7]))]
+    records = [_example(base),
+               _example([("ab", _ints([1, 128])), ("f", _floats([3.0, 4.0])), ("s", _ints([7]))]),
+               _example([("ab", _ints([5, 300])), ("f", _floats([5.0, 6.0])), ("s", _ints([7]))])]
+    spec = {"ab": gf.FixedLenFeature([2], gf.int64), "f": gf.FixedLenFeature([2], gf.float32),
+            "v": gf.VarLenFeature(gf.int64)}
+    got = _run(lambda s: gf.parse_example(s, spec), records)
+    np.testing.assert_array_equal(got["ab"], [[128, 1], [1, 128], [5, 300]])
+    np.testing.assert_array_equal(got["f"], [[1, 2], [3, 4], [5, 6]])
+    assert got["v"].values.size == 0 and list(got["v"].dense_shape) == [3, 0]
+    other_key = records[:2] + [_example([("ac", _ints([1, 2])), ("f", _floats([0.0, 0.0])),
+                                         ("s", _ints([7]))])]
+    with pytest.raises(errors.InvalidArgumentError, match="Feature: ab .* is required"):
+        _run(lambda s: gf.parse_example(s, spec), other_key)
+    unasked = records[:2] + [_example([("ab", _ints([2, 3])), ("f", _floats([0.5, 0.5])),
+                                       ("s", _ints([8]))])]
+    got = _run(lambda s: gf.parse_example(s, {"s": gf.FixedLenFeature([], gf.int64),
+                                               "ab": gf.FixedLenFeature([2], gf.int64)}),
+               unasked)
+    np.testing.assert_array_equal(got["s"], [7, 7, 8])
+    np.testing.assert_array_equal(got["ab"], [[128, 1], [1, 128], [2, 3]])
+    spread = [_example([("ab", _ints([1, 2, 3])), ("f", _floats([1.0, 2.0])),
+                        ("s", _ints([7]))]), records[0]]
+    with pytest.raises(errors.InvalidArgumentError, match=r"Number of int64 values != "
+                       r"expected.*\(example 0\)"):
+        _run(lambda s: gf.parse_example(s, spec), spread)
+
+
 @pytest.mark.parametrize("dtype", [gf.float32, gf.int64])
 def test_var_len_features_match_protobuf(dtype):
     rng = np.random.default_rng(2)
