@@ -204,6 +204,8 @@ def _feature_message(raw: Optional[bytes], key: str, where: str):
 
 def _varint(data: bytes, pos: int) -> tuple:
     """(value, position after it) of the varint at ``pos``; value None when truncated."""
+    if pos < len(data) and data[pos] < 0x80:  # the common one-byte case
+        return data[pos], pos + 1
     value, shift = 0, 0
     while pos < len(data) and shift < 70:
         byte = data[pos]
@@ -385,6 +387,11 @@ def _bulk_fixed(batch: _Batch, key: str, dtype: dtypes.DType, shape: TensorShape
     """A FixedLenFeature over a batch decoded at once; None to take the per-record path
     (which also raises the errors)."""
     count = shape.num_elements()
+    if len(batch.records) == 1:  # one record: decoded in Python, no NumPy bookkeeping
+        values = _record_values(batch.raws(key)[0], dtype) \
+            if count and dtype is not dtypes.string else None
+        return None if values is None or len(values) != count else \
+            values.reshape((1,) + shape.as_tuple())
     bulk = batch.values(key, dtype) if count else None
     size = len(batch.records)
     if bulk is None or len(bulk[0]) != count * size or (bulk[1] != count).any():
