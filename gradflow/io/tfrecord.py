@@ -43,9 +43,11 @@ MAX_RECORD_BYTES = 1 << 30
 # Records and compressed input are read in pieces of this size.
 _CHUNK = 1 << 20
 # Without google_crc32c: records of one length are summed on NumPy together when there
-# are this many; one buffer this long or longer is summed on NumPy alone.
+# are this many; one buffer this long or longer is summed on NumPy alone. Spans this
+# short (the 8-byte lengths) are summed on NumPy together either way: fewer Python calls.
 _NUMPY_CRC_ROWS = 8
 _NUMPY_CRC_BYTES = 1 << 14
+_NUMPY_CRC_ROW_BYTES = 8
 
 
 def masked_crc32c(data: bytes) -> int:
@@ -62,21 +64,25 @@ def masked_crc32c(data: bytes) -> int:
 
 def _masked_crcs(buffer: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The masked CRC-32C of ``buffer[start:start + length]`` for each start and length.
-    Without ``google_crc32c`` the spans sharing a length are summed together on NumPy
-    (one step per byte of the length, whatever their number)."""
-    if google_crc32c is not None:
-        return np.array([masked_crc32c(buffer[start:start + length]) for start, length
-                         in zip(starts.tolist(), lengths.tolist(), strict=True)], np.uint32)
+    Spans sharing a short length (and without ``google_crc32c``, any length) are summed
+    together on NumPy: one step per byte of the length, whatever their number."""
     out = np.zeros(len(starts), np.uint32)
     data = np.frombuffer(buffer, np.uint8)
     for length in np.unique(lengths).tolist():
         members = np.flatnonzero(lengths == length)
-        if len(members) < _NUMPY_CRC_ROWS or length >= _NUMPY_CRC_BYTES:
+        on_numpy = len(members) >= _NUMPY_CRC_ROWS and (
+            length <= _NUMPY_CRC_ROW_BYTES or
+            google_crc32c is None and length < _NUMPY_CRC_BYTES)
+        if on_numpy:
+            crcs = crc32c_rows(data[starts[members, None] + np.arange(length)])
+        elif google_crc32c is not None:
+            crcs = np.array([google_crc32c.value(buffer[start:start + length])
+                             for start in starts[members].tolist()], np.uint32)
+        else:
             for index in members.tolist():
                 start = int(starts[index])
                 out[index] = masked_crc32c(buffer[start:start + length])
             continue
-        crcs = crc32c_rows(data[starts[members, None] + np.arange(length)])
         out[members] = ((crcs >> np.uint32(15)) | (crcs << np.uint32(17))) \
             + np.uint32(0xA282EAD8)
     return out
