@@ -27,7 +27,7 @@ from gradflow.ops.reader_ops import matching_files
 
 __all__ = ["Dataset", "Iterator", "AUTOTUNE", "make_one_shot_iterator",
            "make_initializable_iterator", "get_output_types", "get_output_shapes",
-           "get_output_classes"]
+           "get_output_classes", "interleave_op"]
 
 AUTOTUNE = dataset_ops.AUTOTUNE
 
@@ -200,10 +200,7 @@ class Dataset:
         graph = get_default_graph()
         with graph.atomic():
             function, structure, captured = self._trace(map_func, "map")
-            parallel = 0 if num_parallel_calls is None else int(num_parallel_calls)
-            if parallel < 1 and parallel != AUTOTUNE and num_parallel_calls is not None:
-                raise ValueError(f"num_parallel_calls must be positive or AUTOTUNE, got "
-                                 f"{num_parallel_calls}")
+            parallel = 0 if num_parallel_calls is None else _check_parallel(num_parallel_calls)
             specs = _specs_of(function.outputs)
             variant = dataset_ops.make_dataset(
                 "ParallelMapDatasetV2" if num_parallel_calls else "MapDataset",
@@ -236,18 +233,18 @@ class Dataset:
                    num_parallel_calls: Optional[int] = None,
                    deterministic: Optional[bool] = None) -> "Dataset":
         """Maps elements to datasets and interleaves ``cycle_length`` of them at a time,
-        ``block_length`` elements from each in turn."""
-        if num_parallel_calls is not None or deterministic is not None:
-            raise ValueError("interleave: num_parallel_calls and deterministic are not "
-                             "supported by gradflow (the interleave runs in order)")
-        graph = get_default_graph()
-        with graph.atomic():
-            function, inner, captured = self._trace(map_func, "interleave", dataset=True)
-            cycle = _int64(AUTOTUNE if cycle_length is None else cycle_length, "cycle_length")
-            block = _int64(1 if block_length is None else block_length, "block_length")
-            variant = dataset_ops.make_dataset(
-                "InterleaveDataset", [self._variant_tensor, cycle, block] + captured, f=function)
-        return Dataset(variant, inner._structure, inner._specs)
+        ``block_length`` elements from each in turn. With ``num_parallel_calls`` each
+        dataset of the cycle is read ahead on a thread of its own; the order is the same."""
+        if deterministic is False:
+            raise ValueError("interleave: deterministic=False is not supported by gradflow "
+                             "(elements always come in order)")
+        if num_parallel_calls is None:
+            return interleave_op(self, map_func, cycle_length, block_length,
+                                 "InterleaveDataset")
+        _check_parallel(num_parallel_calls)
+        return interleave_op(self, map_func, cycle_length, block_length,
+                             "ParallelInterleaveDatasetV4", buffer_output_elements=1,
+                             prefetch_input_elements=0, parallel=num_parallel_calls)
 
     def batch(self, batch_size, drop_remainder: bool = False) -> "Dataset":
         """Stacks ``batch_size`` consecutive elements (the last batch may be smaller)."""
@@ -419,6 +416,36 @@ class Dataset:
         if not dataset:
             structure = nest.pack(structure, _specs_of(outputs))
         return function, structure, captured_sources
+
+
+def interleave_op(dataset: Dataset, map_func: Callable, cycle_length, block_length,
+                  op_type: str, buffer_output_elements=None, prefetch_input_elements=None,
+                  parallel=None, **attrs) -> Dataset:
+    """``dataset`` interleaved by an ``op_type`` op (``Dataset.interleave`` and
+    ``experimental.parallel_interleave``); the parallel ones take the read-ahead sizes
+    and ``num_parallel_calls`` as inputs, as TF's do."""
+    graph = get_default_graph()
+    with graph.atomic():
+        function, inner, captured = dataset._trace(map_func, "interleave", dataset=True)
+        cycle = _int64(AUTOTUNE if cycle_length is None else cycle_length, "cycle_length")
+        block = _int64(1 if block_length is None else block_length, "block_length")
+        inputs = [dataset._variant_tensor, cycle, block]
+        if op_type != "InterleaveDataset":
+            inputs += [_int64(buffer_output_elements, "buffer_output_elements"),
+                       _int64(prefetch_input_elements, "prefetch_input_elements")]
+        if parallel is not None:
+            inputs.append(_int64(parallel, "num_parallel_calls"))
+        variant = dataset_ops.make_dataset(op_type, inputs + captured, f=function, **attrs)
+    return Dataset(variant, inner._structure, inner._specs)
+
+
+def _check_parallel(num_parallel_calls) -> int:
+    """``num_parallel_calls`` as an int: positive or AUTOTUNE."""
+    parallel = int(num_parallel_calls)
+    if parallel < 1 and parallel != AUTOTUNE:
+        raise ValueError(f"num_parallel_calls must be positive or AUTOTUNE, got "
+                         f"{num_parallel_calls}")
+    return parallel
 
 
 def _static_int(tensor: Tensor) -> Optional[int]:

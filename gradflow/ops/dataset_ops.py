@@ -13,10 +13,12 @@ and ``IteratorFromStringHandleV2`` name it for feedable iterators.
 """
 from __future__ import annotations
 
+import collections
 import gzip
 import io
 import itertools
 import os
+import threading
 import zlib
 from typing import Callable, Iterator, Optional, Sequence
 
@@ -223,6 +225,32 @@ def _flat_map_kernel(dataset, *captured, f):
 
 
 def _interleave_kernel(dataset, cycle_length, block_length, *captured, f):
+    return _interleaved(dataset, cycle_length, block_length, captured, f, 0, 0, None)
+
+
+def _parallel_interleave_kernel(dataset, cycle_length, block_length, buffer_output_elements,
+                                prefetch_input_elements, num_parallel_calls, *captured, f):
+    workers = _scalar(num_parallel_calls)
+    return _interleaved(dataset, cycle_length, block_length, captured, f,
+                        max(1, _scalar(buffer_output_elements)),
+                        max(0, _scalar(prefetch_input_elements)),
+                        it.autotune_workers() if workers == AUTOTUNE else workers)
+
+
+def _legacy_interleave_kernel(dataset, cycle_length, block_length, buffer_output_elements,
+                              prefetch_input_elements, *captured, f, sloppy):
+    return _interleaved(dataset, cycle_length, block_length, captured, f,
+                        max(1, _scalar(buffer_output_elements)),
+                        max(0, _scalar(prefetch_input_elements)), None)
+
+
+def _interleaved(dataset, cycle_length, block_length, captured, f, ahead: int, opened: int,
+                 workers: Optional[int]):
+    """Interleave's elements; ``ahead`` > 0: each input dataset is read ahead (that many
+    elements) on a thread, ``opened`` more inputs than the cycle holds are started early,
+    and at most ``workers`` (None: any number) of those threads make an element at once.
+    The order is the sequential interleave's either way (as TF's deterministic parallel
+    interleave)."""
     cycle = _scalar(cycle_length)
     cycle = it.autotune_workers() if cycle == AUTOTUNE else cycle
     block = _scalar(block_length)
@@ -233,6 +261,21 @@ def _interleave_kernel(dataset, cycle_length, block_length, *captured, f):
     def elements(env):
         inner = _mapper(env, f, captured)
         source = dataset.iterate(env)
+        waiting: collections.deque = collections.deque()  # inputs opened ahead
+        gate = None if workers is None else threading.BoundedSemaphore(workers)
+
+        def next_input():
+            while len(waiting) <= opened:
+                element = next(source, None)
+                if element is None:
+                    break
+                made = inner(element)[0].iterate(env)
+                if gate is not None:
+                    made = _gated(made, gate)
+                waiting.append(it.prefetched(made, ahead, env, "gradflow-interleave")
+                               if ahead else made)
+            return waiting.popleft() if waiting else None
+
         slots: list = [None] * cycle
         index, taken, open_count, input_done = 0, 0, 0, False
         while not input_done or open_count:
@@ -247,14 +290,24 @@ def _interleave_kernel(dataset, cycle_length, block_length, *captured, f):
                 slots[index], open_count = None, open_count - 1
                 index, taken = (index + 1) % cycle, 0
             elif not input_done:
-                element = next(source, None)
-                if element is None:
+                slots[index] = next_input()
+                if slots[index] is None:
                     input_done = True
                 else:
-                    slots[index], open_count = inner(element)[0].iterate(env), open_count + 1
+                    open_count += 1
             else:
                 index, taken = (index + 1) % cycle, 0
     return it.DatasetValue(elements)
+
+
+def _gated(elements: Iterator[tuple], gate: threading.BoundedSemaphore) -> Iterator[tuple]:
+    """``elements``, each made while holding ``gate`` (which bounds the threads at work)."""
+    while True:
+        with gate:
+            element = next(elements, None)
+        if element is None:
+            return
+        yield element
 
 
 _dataset("MapDataset", _map_kernel)
@@ -262,6 +315,8 @@ _dataset("ParallelMapDatasetV2", _map_kernel)
 _dataset("FilterDataset", _filter_kernel)
 _dataset("FlatMapDataset", _flat_map_kernel)
 _dataset("InterleaveDataset", _interleave_kernel)
+_dataset("ParallelInterleaveDatasetV4", _parallel_interleave_kernel)
+_dataset("LegacyParallelInterleaveDatasetV2", _legacy_interleave_kernel)
 
 
 # ------------------------------------------------------------ other transformations
@@ -455,7 +510,8 @@ DATASET_OP_TYPES = frozenset({
     "TensorSliceDataset", "TensorDataset", "RangeDataset", "GeneratorDataset",
     "TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset", "MapDataset",
     "ParallelMapDatasetV2",
-    "FilterDataset", "FlatMapDataset", "InterleaveDataset", "BatchDatasetV2",
+    "FilterDataset", "FlatMapDataset", "InterleaveDataset", "ParallelInterleaveDatasetV4",
+    "LegacyParallelInterleaveDatasetV2", "BatchDatasetV2",
     "PaddedBatchDatasetV2", "UnbatchDataset", "ShuffleDataset", "RepeatDataset", "TakeDataset",
     "SkipDataset", "CacheDataset", "ZipDataset", "ConcatenateDataset", "PrefetchDataset"})
 
