@@ -18,10 +18,11 @@ import numpy as np
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.example_proto import ExampleFeatureBytes, Feature, SequenceExample
-from gradflow.framework.graph import name_scope
+from gradflow.framework.graph import get_default_graph, name_scope
 from gradflow.framework.registry import NotDifferentiable, define_op
 from gradflow.framework.sparse_tensor import SparseTensor
 from gradflow.framework.tensor_shape import TensorShape, as_shape
+from gradflow.ops.array import reshape
 from gradflow.ops.common import apply_op, graph_for
 
 try:
@@ -31,7 +32,8 @@ except ImportError:  # the optional [image] extra
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
            "parse_single_example", "parse_single_sequence_example", "decode_raw",
-           "decode_csv", "string_split", "decode_png", "decode_jpeg", "decode_image"]
+           "decode_csv", "string_split", "strings_split", "decode_png", "decode_jpeg",
+           "decode_image"]
 
 _KINDS = {dtypes.int64: "int64_list", dtypes.float32: "float_list", dtypes.string: "bytes_list"}
 # the field tag (number 1-3, length-delimited) of each list in a Feature's bytes
@@ -799,20 +801,33 @@ def decode_csv(records, record_defaults, field_delim: str = ",", use_quote_delim
     return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
-def _string_split_kernel(source, delimiter, *, skip_empty):
-    source = np.asarray(source, dtype=object)
-    sep = _as_bytes(np.asarray(delimiter, dtype=object).item())
-    rows = []
-    for item in source.reshape(-1):
-        item = _as_bytes(item)
-        parts = _split_any(item, sep) if sep else [item[i:i + 1] for i in range(len(item))]
-        rows.append([p for p in parts if p or not skip_empty])
-    indices = np.array([(b, j) for b, row in enumerate(rows) for j in range(len(row))],
-                       dtype=np.int64).reshape(-1, 2)
+def _split_rows(source: np.ndarray, split) -> tuple:
+    """A SparseTensor's parts from ``split(item) -> pieces`` of each string of ``source``
+    (indices: the item's position in ``source``, then the piece's)."""
+    rows = [split(_as_bytes(item)) for item in source.reshape(-1)]
+    width = max((len(r) for r in rows), default=0)
+    counts = np.array([len(r) for r in rows], np.int64)
+    positions = np.stack(np.unravel_index(np.repeat(np.arange(len(rows)), counts),
+                                          source.shape), axis=1) if source.ndim else \
+        np.zeros((int(counts.sum()), 0), np.int64)
+    columns = np.concatenate([np.arange(n) for n in counts]) if len(rows) else np.zeros(0)
+    indices = np.concatenate([positions.reshape(-1, source.ndim),
+                              columns.reshape(-1, 1)], axis=1).astype(np.int64)
     values = np.empty(len(indices), dtype=object)
     values[:] = [p for row in rows for p in row]
-    shape = np.array([len(rows), max((len(r) for r in rows), default=0)], dtype=np.int64)
-    return indices, values, shape
+    return indices, values, np.array(list(source.shape) + [width], dtype=np.int64)
+
+
+def _string_split_kernel(source, delimiter, *, skip_empty):
+    separators = _as_bytes(np.asarray(delimiter, dtype=object).item())
+
+    def split(item: bytes) -> list:
+        if not item:  # an empty string has no pieces, even kept empty ones
+            return []
+        parts = _split_any(item, separators) if separators else \
+            [item[i:i + 1] for i in range(len(item))]
+        return [p for p in parts if p or not skip_empty]
+    return _split_rows(np.asarray(source, dtype=object), split)
 
 
 def _split_any(item: bytes, separators: bytes) -> list:
@@ -826,33 +841,104 @@ def _split_any(item: bytes, separators: bytes) -> list:
     return parts
 
 
-define_op("StringSplit", kernel=_string_split_kernel, infer=lambda inputs, attrs: [
-    (dtypes.int64, TensorShape([None, 2])), (dtypes.string, TensorShape([None])),
-    (dtypes.int64, TensorShape([2]))])
+_WHITESPACE = b" \t\n\r\x0b\x0c"
+
+
+def _split_whitespace(item: bytes, maxsplit: int) -> list:
+    """Splits at runs of whitespace; with ``maxsplit`` splits made, the rest (even
+    empty) is the last piece, as TF's ``StringSplitV2`` does."""
+    parts, pos, end = [], 0, len(item)
+    while pos < end and item[pos] in _WHITESPACE:
+        pos += 1
+    while pos < end:
+        if len(parts) == maxsplit:
+            break
+        stop = pos
+        while stop < end and item[stop] not in _WHITESPACE:
+            stop += 1
+        parts.append(item[pos:stop])
+        pos = stop
+        while pos < end and item[pos] in _WHITESPACE:
+            pos += 1
+    if len(parts) == maxsplit and (parts or pos < end):
+        parts.append(item[pos:])
+    return parts
+
+
+def _string_split_v2_kernel(source, sep, *, maxsplit):
+    separator = _as_bytes(np.asarray(sep, dtype=object).item())
+
+    def split(item: bytes) -> list:
+        if not separator:
+            return _split_whitespace(item, maxsplit)
+        return item.split(separator, maxsplit)
+    return _split_rows(np.asarray(source, dtype=object), split)
+
+
+def _infer_split(inputs, attrs):
+    rank = inputs[0].shape.ndims
+    return [(dtypes.int64, TensorShape([None, None if rank is None else rank + 1])),
+            (dtypes.string, TensorShape([None])),
+            (dtypes.int64, TensorShape([None if rank is None else rank + 1]))]
+
+
+define_op("StringSplit", kernel=_string_split_kernel, infer=_infer_split)
 NotDifferentiable("StringSplit")
+define_op("StringSplitV2", kernel=_string_split_v2_kernel, infer=_infer_split)
+NotDifferentiable("StringSplitV2")
 
 
-def string_split(source, delimiter=" ", skip_empty: bool = True, delimiters=None,
-                 result_type: str = "SparseTensor", sep=None,
-                 name: Optional[str] = None) -> SparseTensor:
-    """Splits each string of a vector at any byte of ``delimiter``: a ``SparseTensor``."""
+def _sparse_result(result_type: str) -> None:
+    if result_type == "RaggedTensor":
+        raise ValueError("result_type='RaggedTensor' is not supported by gradflow: it has no "
+                         "RaggedTensor; use result_type='SparseTensor'")
     if result_type != "SparseTensor":
-        raise ValueError("result_type='RaggedTensor' is not supported by gradflow (no ragged "
-                         "tensors); use 'SparseTensor'")
-    if sep is not None:
-        raise ValueError("sep is not supported by gradflow's string_split (TF1 v1 semantics: "
-                         "use delimiter)")
-    delimiter = delimiters if delimiters is not None else delimiter
-    with name_scope(name, "StringSplit", [source]):
+        raise ValueError("result_type must be 'RaggedTensor' or 'SparseTensor'.")
+
+
+def string_split(source, sep=None, skip_empty: bool = True, delimiter=None,
+                 result_type: str = "SparseTensor", name: Optional[str] = None
+                 ) -> SparseTensor:
+    """Splits each string of a vector at any byte of ``sep`` (default ``" "``; ``""``:
+    into bytes): a ``SparseTensor`` (TF1's ``string_split``; ``delimiter`` is the older
+    name of ``sep``)."""
+    if sep is not None and delimiter is not None:
+        raise ValueError("Cannot specify both 'delimiter' and 'sep'.")
+    _sparse_result(result_type)
+    separators = " " if sep is None and delimiter is None else \
+        (sep if sep is not None else delimiter)
+    with get_default_graph().atomic(), name_scope(name, "StringSplit", [source]):
         source = convert_to_tensor(source, dtype=dtypes.string, name="source")
         if source.shape.ndims not in (None, 1):
             raise ValueError(f"Shape must be rank 1 but is rank {source.shape.ndims} for "
                              f"'StringSplit' (input shape {source.shape})")
-        delimiter = convert_to_tensor(delimiter, dtype=dtypes.string, name="delimiter")
-        with graph_for([source]).atomic():
-            parts = apply_op("StringSplit", [source, delimiter], name="StringSplit",
-                             skip_empty=bool(skip_empty))
-            return SparseTensor(*parts)
+        separators = convert_to_tensor(separators, dtype=dtypes.string, name="delimiter")
+        parts = apply_op("StringSplit", [source, separators], name="StringSplit",
+                         skip_empty=bool(skip_empty))
+        return SparseTensor(*parts)
+
+
+def strings_split(input=None, sep=None, maxsplit: int = -1,
+                  result_type: str = "SparseTensor", source=None,
+                  name: Optional[str] = None) -> SparseTensor:
+    """TF1's ``strings.split``: splits each string at ``sep`` (a whole string; None: at
+    runs of whitespace), at most ``maxsplit`` times; a ``SparseTensor`` one rank above
+    the input (a scalar counts as a vector of one)."""
+    if input is not None and source is not None:
+        raise ValueError("Cannot specify both 'source' and 'input'.")
+    if input is None and source is None:
+        raise ValueError("strings.split: input is required")
+    _sparse_result(result_type)
+    value = input if input is not None else source
+    with get_default_graph().atomic(), name_scope(name, "StringSplit", [value]):
+        value = convert_to_tensor(value, dtype=dtypes.string, name="input")
+        if value.shape.ndims == 0:
+            value = reshape(value, [1])
+        separator = convert_to_tensor("" if sep is None else sep, dtype=dtypes.string,
+                                      name="sep")
+        parts = apply_op("StringSplitV2", [value, separator], name="StringSplitV2",
+                         maxsplit=int(maxsplit))
+        return SparseTensor(*parts)
 
 
 def _decode_image_kernel(contents, *, channels, dtype, kind):
