@@ -17,6 +17,7 @@ from gradflow.framework import dtypes
 from gradflow.framework.constant import constant_value, convert_to_tensor
 from gradflow.framework.function import FuncGraph, Function
 from gradflow.framework.graph import Tensor, control_dependencies, get_default_graph, name_scope
+from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import dataset_ops
 from gradflow.ops.array import identity, size
@@ -33,17 +34,70 @@ AUTOTUNE = dataset_ops.AUTOTUNE
 
 
 class _Spec:
-    """One component of an element: its dtype and static shape."""
+    """One component of an element: its dtype and static shape (for a SparseTensor:
+    its values' dtype and its dense shape)."""
 
-    __slots__ = ("dtype", "shape")
+    __slots__ = ("dtype", "shape", "sparse")
 
-    def __init__(self, dtype, shape):
+    def __init__(self, dtype, shape, sparse: bool = False):
         self.dtype = dtypes.as_dtype(dtype)
         self.shape = as_shape(shape)
+        self.sparse = sparse
 
 
-def _specs_of(tensors: list) -> list:
-    return [_Spec(t.dtype, t.shape) for t in tensors]
+def _spec_of(leaf) -> _Spec:
+    if isinstance(leaf, SparseTensor):
+        return _Spec(leaf.dtype, leaf.shape, sparse=True)
+    return _Spec(leaf.dtype, leaf.shape)
+
+
+def _specs_of(leaves: list) -> list:
+    return [_spec_of(leaf) for leaf in leaves]
+
+
+def _leaf(value, name: str):
+    """A leaf of an element: a SparseTensor (or its value) stays sparse."""
+    if isinstance(value, SparseTensorValue):
+        return SparseTensor.from_value(value)
+    return value if isinstance(value, SparseTensor) else convert_to_tensor(value, name=name)
+
+
+# The ops see each SparseTensor leaf as three components: indices, values, dense shape.
+def _component_specs(specs: list) -> list:
+    """(dtype, shape) of each component the ops carry for ``specs``."""
+    out = []
+    for spec in specs:
+        if spec.sparse:
+            rank = spec.shape.ndims
+            out += [(dtypes.int64, TensorShape([None, rank])), (spec.dtype, TensorShape([None])),
+                    (dtypes.int64, TensorShape([rank]))]
+        else:
+            out.append((spec.dtype, spec.shape))
+    return out
+
+
+def _components(leaves: list) -> list:
+    """The component tensors of ``leaves``."""
+    out = []
+    for leaf in leaves:
+        if isinstance(leaf, SparseTensor):
+            out += [leaf.indices, leaf.values, leaf.dense_shape]
+        else:
+            out.append(leaf)
+    return out
+
+
+def _leaves(specs: list, components: list) -> list:
+    """``components`` grouped back into leaves (three make each SparseTensor)."""
+    values, out = iter(components), []
+    for spec in specs:
+        out.append(SparseTensor(next(values), next(values), next(values)) if spec.sparse
+                   else next(values))
+    return out
+
+
+def _sparse_flags(specs: list) -> list:
+    return [bool(spec.sparse) for spec in specs]
 
 
 def _int64(value, name: str) -> Tensor:
@@ -76,7 +130,8 @@ class Dataset:
 
     @property
     def output_classes(self):
-        return nest.map_structure(lambda s: Tensor, self._structure)
+        return nest.map_structure(lambda s: SparseTensor if s.sparse else Tensor,
+                                  self._structure)
 
     def _same_structure(self, op_type: str, inputs: list, name: Optional[str] = None,
                         specs: Optional[list] = None, structure=None, **attrs) -> "Dataset":
@@ -93,7 +148,7 @@ class Dataset:
         with graph.atomic():
             with name_scope("normalize_element"):
                 structure = nest.normalize(tensors)
-                flat = [convert_to_tensor(v, name=f"component_{i}")
+                flat = [_leaf(v, f"component_{i}")
                         for i, v in enumerate(nest.flatten(structure))]
             first = TensorShape(None)
             for tensor in flat:
@@ -106,9 +161,10 @@ class Dataset:
                     except ValueError:
                         raise ValueError(f"Dimensions {first[0]} and {tensor.shape[0]} are "
                                          "not compatible") from None
-            specs = [_Spec(t.dtype, t.shape[1:] if t.shape.ndims is not None else None)
-                     for t in flat]
-            variant = dataset_ops.make_dataset("TensorSliceDataset", flat)
+            specs = [_Spec(t.dtype, t.shape[1:] if t.shape.ndims is not None else None,
+                           sparse=isinstance(t, SparseTensor)) for t in flat]
+            variant = dataset_ops.make_dataset("TensorSliceDataset", _components(flat),
+                                               sparse=_sparse_flags(specs))
         return Dataset(variant, nest.pack(structure, specs), specs)
 
     @staticmethod
@@ -118,9 +174,9 @@ class Dataset:
         with graph.atomic():
             with name_scope("normalize_element"):
                 structure = nest.normalize(tensors)
-                flat = [convert_to_tensor(v, name=f"component_{i}")
+                flat = [_leaf(v, f"component_{i}")
                         for i, v in enumerate(nest.flatten(structure))]
-            variant = dataset_ops.make_dataset("TensorDataset", flat)
+            variant = dataset_ops.make_dataset("TensorDataset", _components(flat))
         specs = _specs_of(flat)
         return Dataset(variant, nest.pack(structure, specs), specs)
 
@@ -181,10 +237,11 @@ class Dataset:
     # --------------------------------------------------------- transformations
     def concatenate(self, dataset: "Dataset") -> "Dataset":
         """This dataset's elements, then ``dataset``'s (same types and structure)."""
-        if [s.dtype for s in self._specs] != [s.dtype for s in dataset._specs]:
+        if [(s.dtype, s.sparse) for s in self._specs] != \
+                [(s.dtype, s.sparse) for s in dataset._specs]:
             raise TypeError(f"Two datasets to concatenate have different types "
                             f"{self.output_types} and {dataset.output_types}")
-        specs = [_Spec(a.dtype, _most_specific(a.shape, b.shape))
+        specs = [_Spec(a.dtype, _most_specific(a.shape, b.shape), a.sparse)
                  for a, b in zip(self._specs, dataset._specs, strict=True)]
         with get_default_graph().atomic():
             return self._same_structure("ConcatenateDataset",
@@ -201,7 +258,7 @@ class Dataset:
         with graph.atomic():
             function, structure, captured = self._trace(map_func, "map")
             parallel = 0 if num_parallel_calls is None else _check_parallel(num_parallel_calls)
-            specs = _specs_of(function.outputs)
+            specs = nest.flatten(structure)
             variant = dataset_ops.make_dataset(
                 "ParallelMapDatasetV2" if num_parallel_calls else "MapDataset",
                 [self._variant_tensor] + captured, f=function, num_parallel_calls=parallel)
@@ -253,14 +310,15 @@ class Dataset:
             size = _int64(batch_size, "batch_size")
             drop = convert_to_tensor(drop_remainder, dtype=dtypes.bool, name="drop_remainder")
             known = _static_int(size) if drop_remainder else None
-            specs = [_Spec(s.dtype, TensorShape([known]).concatenate(s.shape))
+            specs = [_Spec(s.dtype, TensorShape([known]).concatenate(s.shape), s.sparse)
                      for s in self._specs]
             return self._same_structure("BatchDatasetV2", [self._variant_tensor, size, drop],
-                                        specs=specs)
+                                        specs=specs, sparse=_sparse_flags(self._specs))
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
                      drop_remainder: bool = False) -> "Dataset":
         """Batches elements padded to ``padded_shapes`` (None/-1 dims: the batch's longest)."""
+        _refuse_sparse(self._specs, "padded_batch")
         graph = get_default_graph()
         with graph.atomic():
             shapes = [s.shape for s in self._specs] if padded_shapes is None else \
@@ -296,6 +354,7 @@ class Dataset:
 
     def unbatch(self) -> "Dataset":
         """Splits each element along its first dimension into several elements."""
+        _refuse_sparse(self._specs, "unbatch")
         for spec in self._specs:
             if spec.shape.ndims == 0:
                 raise ValueError("Cannot unbatch an input with scalar components.")
@@ -336,6 +395,8 @@ class Dataset:
 
     def cache(self, filename: str = "") -> "Dataset":
         """Keeps the elements of a first full pass in memory (or in ``filename``)."""
+        if filename:
+            _refuse_sparse(self._specs, "cache to a file")
         with get_default_graph().atomic():
             name = convert_to_tensor(filename, dtype=dtypes.string, name="filename")
             return self._same_structure("CacheDataset", [self._variant_tensor, name])
@@ -390,9 +451,9 @@ class Dataset:
         outer = get_default_graph()
         graph = FuncGraph(f"{kind}_fn", outer)
         with graph.as_default():
-            args = [graph.add_input(s.dtype, s.shape, name=f"arg{i}")
-                    for i, s in enumerate(self._specs)]
-            element = nest.pack(self._structure, args)
+            args = [graph.add_input(dtype, shape, name=f"arg{i}") for i, (dtype, shape)
+                    in enumerate(_component_specs(self._specs))]
+            element = nest.pack(self._structure, _leaves(self._specs, args))
             if isinstance(element, tuple) and not hasattr(element, "_fields"):
                 result = fn(*element)
             else:
@@ -408,13 +469,14 @@ class Dataset:
                                   "list: converted to a tuple", stacklevel=3)
                 structure = nest.normalize(tuple(result) if isinstance(result, list)
                                            else result)
-                outputs = [_function_output(graph, convert_to_tensor(v))
-                           for v in nest.flatten(structure)]
+                leaves = [_leaf(v, "output") for v in nest.flatten(structure)]
+                outputs = [_function_output(graph, t) for t in _components(leaves)]
+                specs = _specs_of(leaves)
         captured_sources = graph.captured_sources()
         captured = [graph.captures[s] for s in captured_sources]
         function = Function(graph, args + captured, outputs, name=f"{kind}_fn")
         if not dataset:
-            structure = nest.pack(structure, _specs_of(outputs))
+            structure = nest.pack(structure, specs)
         return function, structure, captured_sources
 
 
@@ -492,8 +554,8 @@ class Iterator:
         graph = dataset._variant_tensor.graph
         with graph.atomic():
             handle = dataset_ops.iterator_handle(
-                [s.dtype for s in dataset._specs], [s.shape for s in dataset._specs],
-                dataset=dataset._variant_tensor, name="OneShotIterator")
+                *_types_and_shapes(dataset._specs), dataset=dataset._variant_tensor,
+                name="OneShotIterator")
         return cls(handle, None, dataset._structure, dataset._specs)
 
     @classmethod
@@ -501,8 +563,8 @@ class Iterator:
         graph = dataset._variant_tensor.graph
         with graph.atomic():
             handle = dataset_ops.iterator_handle(
-                [s.dtype for s in dataset._specs], [s.shape for s in dataset._specs],
-                shared_name=shared_name or "", name="IteratorV2")
+                *_types_and_shapes(dataset._specs), shared_name=shared_name or "",
+                name="IteratorV2")
             initializer = dataset_ops.make_iterator(dataset._variant_tensor, handle)
         return cls(handle, initializer, dataset._structure, dataset._specs)
 
@@ -512,8 +574,7 @@ class Iterator:
         """An iterator of this structure, not bound to a dataset (see ``make_initializer``)."""
         structure, specs = _structure_of(output_types, output_shapes, output_classes)
         with get_default_graph().atomic():
-            handle = dataset_ops.iterator_handle([s.dtype for s in specs],
-                                                 [s.shape for s in specs],
+            handle = dataset_ops.iterator_handle(*_types_and_shapes(specs),
                                                  shared_name=shared_name or "",
                                                  name="Iterator")
         return Iterator(handle, None, structure, specs)
@@ -527,8 +588,8 @@ class Iterator:
         with graph.atomic():
             string_handle = convert_to_tensor(string_handle, dtype=dtypes.string,
                                               name="string_handle")
-            handle = dataset_ops.iterator_from_string_handle(
-                string_handle, [s.dtype for s in specs], [s.shape for s in specs])
+            handle = dataset_ops.iterator_from_string_handle(string_handle,
+                                                             *_types_and_shapes(specs))
         return Iterator(handle, None, structure, specs)
 
     @property
@@ -550,12 +611,13 @@ class Iterator:
 
     @property
     def output_classes(self):
-        return nest.map_structure(lambda s: Tensor, self._structure)
+        return nest.map_structure(lambda s: SparseTensor if s.sparse else Tensor,
+                                  self._structure)
 
     def make_initializer(self, dataset: Dataset, name: Optional[str] = None):
         """The op starting this iterator on ``dataset`` (same types, compatible shapes)."""
-        mine = [s.dtype for s in self._specs]
-        theirs = [s.dtype for s in dataset._specs]
+        mine = [(s.dtype, s.sparse) for s in self._specs]
+        theirs = [(s.dtype, s.sparse) for s in dataset._specs]
         if mine != theirs:
             raise TypeError(f"Expected output types {self.output_types} but got dataset with "
                             f"output types {dataset.output_types}.")
@@ -570,9 +632,9 @@ class Iterator:
         """The next element (a nest of tensors); running it past the end raises
         ``OutOfRangeError``."""
         with self._handle.graph.atomic():
-            flat = dataset_ops.iterator_get_next(self._handle, [s.dtype for s in self._specs],
-                                                 [s.shape for s in self._specs], name=name)
-        return nest.pack(self._structure, flat)
+            flat = dataset_ops.iterator_get_next(self._handle,
+                                                 *_types_and_shapes(self._specs), name=name)
+            return nest.pack(self._structure, _leaves(self._specs, flat))
 
     def string_handle(self, name: Optional[str] = None) -> Tensor:
         """A string naming this iterator, to feed to ``from_string_handle``."""
@@ -581,15 +643,30 @@ class Iterator:
 
 
 def _structure_of(output_types, output_shapes, output_classes) -> tuple:
-    if output_classes is not None and any(c is not Tensor for c in
-                                          nest.flatten(nest.normalize(output_classes))):
-        raise ValueError("output_classes other than Tensor are not supported by gradflow")
     types = nest.map_structure(dtypes.as_dtype, nest.normalize(output_types))
     flat_types = nest.flatten(types)
+    classes = [Tensor] * len(flat_types) if output_classes is None else \
+        _flatten_shapes(output_classes, types)
+    if any(c not in (Tensor, SparseTensor) for c in classes):
+        raise ValueError("output_classes other than Tensor and SparseTensor are not "
+                         "supported by gradflow")
     shapes = [TensorShape(None)] * len(flat_types) if output_shapes is None else \
         [as_shape(s) for s in _flatten_shapes(output_shapes, types)]
-    specs = [_Spec(t, s) for t, s in zip(flat_types, shapes, strict=True)]
+    specs = [_Spec(t, s, c is SparseTensor)
+             for t, s, c in zip(flat_types, shapes, classes, strict=True)]
     return nest.pack(types, specs), specs
+
+
+def _types_and_shapes(specs: list) -> tuple:
+    """The component dtypes and shapes an iterator op holds for ``specs``."""
+    components = _component_specs(specs)
+    return [dtype for dtype, _ in components], [shape for _, shape in components]
+
+
+def _refuse_sparse(specs: list, what: str) -> None:
+    if any(spec.sparse for spec in specs):
+        raise ValueError(f"{what}: elements with SparseTensor components are not supported "
+                         "by gradflow (densify them with sparse.to_dense inside map)")
 
 
 def _ops_behind(tensor: Tensor) -> list:

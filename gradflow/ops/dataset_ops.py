@@ -53,14 +53,40 @@ def _scalar(value) -> int:
 
 
 # ------------------------------------------------------------------------ sources
-def _slices_kernel(*components):
-    sizes = {np.shape(c)[0] for c in components}
+def _leaf_groups(components: Sequence, sparse: Optional[Sequence]) -> list:
+    """The components of each leaf: one array, or a SparseTensor's three."""
+    groups, at = [], 0
+    for is_sparse in (sparse if sparse is not None else [False] * len(components)):
+        width = 3 if is_sparse else 1
+        groups.append(tuple(components[at:at + width]))
+        at += width
+    return groups
+
+
+def _sparse_rows(indices, values, dense_shape) -> list:
+    """A SparseTensor's slices along its first dimension, as component triples."""
+    indices, values = np.asarray(indices), np.asarray(values)
+    shape = np.asarray(dense_shape)
+    rows = indices[:, 0] if len(indices) else np.zeros(0, np.int64)
+    order = np.argsort(rows, kind="stable")
+    bounds = np.searchsorted(rows[order], np.arange(int(shape[0]) + 1))
+    return [(indices[order[a:b], 1:], values[order[a:b]], shape[1:])
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _slices_kernel(*components, sparse=None):
+    groups = _leaf_groups(components, sparse)
+    slices = [_sparse_rows(*g) if len(g) == 3 else g[0] for g in groups]
+    sizes = {len(s) if isinstance(s, list) else np.shape(s)[0] for s in slices}
     if len(sizes) != 1:
         raise errors.InvalidArgumentError(
             None, None, f"All components must have the same size in the 0th dimension, got "
             f"{sorted(sizes)}")
     size = sizes.pop()
-    return it.DatasetValue(lambda env: (tuple(c[i] for c in components) for i in range(size)))
+
+    def element(i: int) -> tuple:
+        return tuple(c for s in slices for c in (s[i] if isinstance(s, list) else (s[i],)))
+    return it.DatasetValue(lambda env: (element(i) for i in range(size)))
 
 
 def _tensors_kernel(*components):
@@ -320,10 +346,12 @@ _dataset("LegacyParallelInterleaveDatasetV2", _legacy_interleave_kernel)
 
 
 # ------------------------------------------------------------ other transformations
-def _batch_kernel(dataset, batch_size, drop_remainder):
+def _batch_kernel(dataset, batch_size, drop_remainder, *, sparse=None):
     size, drop = _scalar(batch_size), bool(np.asarray(drop_remainder))
     if size <= 0:
         raise errors.InvalidArgumentError(None, None, "Batch size must be greater than zero.")
+    batch = it.batch_components if not sparse or not any(sparse) else \
+        (lambda chunk: _batch_with_sparse(chunk, sparse))
 
     def elements(env):
         source = dataset.iterate(env)
@@ -331,8 +359,31 @@ def _batch_kernel(dataset, batch_size, drop_remainder):
             chunk = list(itertools.islice(source, size))
             if not chunk or (drop and len(chunk) < size):
                 return
-            yield it.batch_components(chunk)
+            yield batch(chunk)
     return it.DatasetValue(elements)
+
+
+def _batch_with_sparse(chunk: list, sparse: Sequence) -> tuple:
+    """Batches elements with SparseTensor leaves: those gain a first index (the element's
+    place in the batch) and a dense shape of the batch size and each dimension's largest."""
+    out, at = [], 0
+    for is_sparse in sparse:
+        if not is_sparse:
+            out.extend(it.batch_components([(e[at],) for e in chunk]))
+            at += 1
+            continue
+        shapes = [np.asarray(e[at + 2]) for e in chunk]
+        if len({s.shape for s in shapes}) != 1:
+            raise errors.InvalidArgumentError(
+                None, None, "Cannot batch SparseTensors of different ranks")
+        rank = len(shapes[0])
+        indices = [np.concatenate([np.full((len(e[at]), 1), row, np.int64),
+                                   np.asarray(e[at], np.int64).reshape(len(e[at]), rank)],
+                                  axis=1) for row, e in enumerate(chunk)]
+        out += [np.concatenate(indices), np.concatenate([np.asarray(e[at + 1]) for e in chunk]),
+                np.concatenate([[len(chunk)], np.max(shapes, axis=0)]).astype(np.int64)]
+        at += 3
+    return tuple(out)
 
 
 def _padded_batch_kernel(dataset, batch_size, drop_remainder, *shapes_and_values, n):
