@@ -74,7 +74,7 @@ from gradflow import data, image, python_io, strings  # noqa: F401,E402
 from gradflow.ops.data_flow_ops import (  # noqa: F401,E402
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue, count_up_to)
 from gradflow.ops.reader_ops import (  # noqa: F401,E402
-    ReaderBase, TextLineReader, TFRecordReader, WholeFileReader)
+    FixedLengthRecordReader, ReaderBase, TextLineReader, TFRecordReader, WholeFileReader)
 from gradflow import queue  # noqa: F401,E402
 # Program plumbing, summaries and formats (TF1's tf.app, tf.flags, tf.logging, tf.gfile...).
 from gradflow.ops.logging_ops import *  # noqa: F401,F403,E402
