@@ -135,14 +135,16 @@ class Dataset:
 
     def _same_structure(self, op_type: str, inputs: list, name: Optional[str] = None,
                         specs: Optional[list] = None, structure=None, **attrs) -> "Dataset":
-        variant = dataset_ops.make_dataset(op_type, inputs, name=name, **attrs)
+        """A dataset of this structure (or ``specs``) made by an ``op_type`` op; ``name``:
+        the TF ``name=`` argument, kept in the op's metadata."""
+        variant = dataset_ops.make_dataset(op_type, inputs, metadata=name, **attrs)
         specs = self._specs if specs is None else specs
         structure = nest.pack(self._structure, specs) if structure is None else structure
         return Dataset(variant, structure, specs)
 
     # ---------------------------------------------------------------- sources
     @staticmethod
-    def from_tensor_slices(tensors) -> "Dataset":
+    def from_tensor_slices(tensors, name: Optional[str] = None) -> "Dataset":
         """Elements are the slices of ``tensors`` along their first dimension."""
         graph = get_default_graph()
         with graph.atomic():
@@ -164,11 +166,11 @@ class Dataset:
             specs = [_Spec(t.dtype, t.shape[1:] if t.shape.ndims is not None else None,
                            sparse=isinstance(t, SparseTensor)) for t in flat]
             variant = dataset_ops.make_dataset("TensorSliceDataset", _components(flat),
-                                               sparse=_sparse_flags(specs))
+                                               metadata=name, sparse=_sparse_flags(specs))
         return Dataset(variant, nest.pack(structure, specs), specs)
 
     @staticmethod
-    def from_tensors(tensors) -> "Dataset":
+    def from_tensors(tensors, name: Optional[str] = None) -> "Dataset":
         """One element: ``tensors`` itself."""
         graph = get_default_graph()
         with graph.atomic():
@@ -176,12 +178,13 @@ class Dataset:
                 structure = nest.normalize(tensors)
                 flat = [_leaf(v, f"component_{i}")
                         for i, v in enumerate(nest.flatten(structure))]
-            variant = dataset_ops.make_dataset("TensorDataset", _components(flat))
+            variant = dataset_ops.make_dataset("TensorDataset", _components(flat),
+                                               metadata=name)
         specs = _specs_of(flat)
         return Dataset(variant, nest.pack(structure, specs), specs)
 
     @staticmethod
-    def range(*args, output_type=dtypes.int64) -> "Dataset":
+    def range(*args, output_type=dtypes.int64, name: Optional[str] = None) -> "Dataset":
         """``range(stop)``, ``range(start, stop[, step])`` as a dataset of int64 scalars."""
         if not 1 <= len(args) <= 3:
             raise ValueError(f"Invalid arguments to range: {args}")
@@ -189,14 +192,14 @@ class Dataset:
         graph = get_default_graph()
         with graph.atomic():
             inputs = [_int64(start, "start"), _int64(stop, "stop"), _int64(step, "step")]
-            variant = dataset_ops.make_dataset("RangeDataset", inputs,
+            variant = dataset_ops.make_dataset("RangeDataset", inputs, metadata=name,
                                                output_type=dtypes.as_dtype(output_type))
         spec = _Spec(output_type, [])
         return Dataset(variant, spec, [spec])
 
     @staticmethod
     def from_generator(generator: Callable, output_types, output_shapes=None, args=None,
-                       output_signature=None) -> "Dataset":
+                       output_signature=None, name: Optional[str] = None) -> "Dataset":
         """Elements yielded by ``generator(*args)``, checked against the given types."""
         if output_signature is not None:
             raise ValueError("from_generator: output_signature is not supported by gradflow; "
@@ -214,13 +217,14 @@ class Dataset:
             inputs = [convert_to_tensor(a, name=f"arg{i}") for i, a in enumerate(args or ())]
             token = dataset_ops.register_generator(generator)
             variant = dataset_ops.make_dataset("GeneratorDataset", inputs, token=token,
+                                               metadata=name,
                                                output_types=flat_types,
                                                output_shapes=flat_shapes)
         specs = [_Spec(t, s) for t, s in zip(flat_types, flat_shapes, strict=True)]
         return Dataset(variant, nest.pack(types, specs), specs)
 
     @staticmethod
-    def zip(datasets) -> "Dataset":
+    def zip(datasets, name: Optional[str] = None) -> "Dataset":
         """Elements are tuples (or the nest) of the given datasets' elements."""
         structure = nest.normalize(datasets)
         members = nest.flatten(structure)
@@ -230,12 +234,13 @@ class Dataset:
         graph = get_default_graph()
         with graph.atomic():
             variant = dataset_ops.make_dataset("ZipDataset", [d._variant_tensor for d in members],
+                                               metadata=name,
                                                N=len(members))
         specs = [s for d in members for s in d._specs]
         return Dataset(variant, nest.pack(structure, [d._structure for d in members]), specs)
 
     # --------------------------------------------------------- transformations
-    def concatenate(self, dataset: "Dataset") -> "Dataset":
+    def concatenate(self, dataset: "Dataset", name: Optional[str] = None) -> "Dataset":
         """This dataset's elements, then ``dataset``'s (same types and structure)."""
         if [(s.dtype, s.sparse) for s in self._specs] != \
                 [(s.dtype, s.sparse) for s in dataset._specs]:
@@ -246,14 +251,18 @@ class Dataset:
         with get_default_graph().atomic():
             return self._same_structure("ConcatenateDataset",
                                         [self._variant_tensor, dataset._variant_tensor],
-                                        specs=specs)
+                                        name=name, specs=specs)
 
     def map(self, map_func: Callable, num_parallel_calls: Optional[int] = None,
-            deterministic: Optional[bool] = None) -> "Dataset":
+            deterministic: Optional[bool] = None, synchronous: Optional[bool] = None,
+            use_unbounded_threadpool: bool = False, name: Optional[str] = None) -> "Dataset":
         """Applies ``map_func`` (traced into a graph function) to each element."""
         if deterministic is False:
             raise ValueError("map: deterministic=False is not supported by gradflow (elements "
                              "always come in order)")
+        if synchronous or use_unbounded_threadpool:
+            raise ValueError("map: synchronous and use_unbounded_threadpool are not supported "
+                             "by gradflow (num_parallel_calls sets the threads)")
         graph = get_default_graph()
         with graph.atomic():
             function, structure, captured = self._trace(map_func, "map")
@@ -261,10 +270,11 @@ class Dataset:
             specs = nest.flatten(structure)
             variant = dataset_ops.make_dataset(
                 "ParallelMapDatasetV2" if num_parallel_calls else "MapDataset",
-                [self._variant_tensor] + captured, f=function, num_parallel_calls=parallel)
+                [self._variant_tensor] + captured, metadata=name, f=function,
+                num_parallel_calls=parallel)
         return Dataset(variant, nest.pack(structure, specs), specs)
 
-    def filter(self, predicate: Callable) -> "Dataset":
+    def filter(self, predicate: Callable, name: Optional[str] = None) -> "Dataset":
         """Keeps the elements for which ``predicate`` returns a scalar True."""
         graph = get_default_graph()
         with graph.atomic():
@@ -275,20 +285,22 @@ class Dataset:
                 raise ValueError(f"`predicate` return type must be convertible to a scalar "
                                  f"boolean tensor. Was {out[0].dtype.name if out else None}.")
             return self._same_structure("FilterDataset", [self._variant_tensor] + captured,
-                                        predicate=function)
+                                        name=name, predicate=function)
 
-    def flat_map(self, map_func: Callable) -> "Dataset":
+    def flat_map(self, map_func: Callable, name: Optional[str] = None) -> "Dataset":
         """Maps each element to a dataset and flattens those datasets in order."""
         graph = get_default_graph()
         with graph.atomic():
             function, inner, captured = self._trace(map_func, "flat_map", dataset=True)
             variant = dataset_ops.make_dataset("FlatMapDataset",
-                                               [self._variant_tensor] + captured, f=function)
+                                               [self._variant_tensor] + captured,
+                                               metadata=name, f=function)
         return Dataset(variant, inner._structure, inner._specs)
 
     def interleave(self, map_func: Callable, cycle_length=AUTOTUNE, block_length=1,
                    num_parallel_calls: Optional[int] = None,
-                   deterministic: Optional[bool] = None) -> "Dataset":
+                   deterministic: Optional[bool] = None, name: Optional[str] = None
+                   ) -> "Dataset":
         """Maps elements to datasets and interleaves ``cycle_length`` of them at a time,
         ``block_length`` elements from each in turn. With ``num_parallel_calls`` each
         dataset of the cycle is read ahead on a thread of its own; the order is the same."""
@@ -297,14 +309,21 @@ class Dataset:
                              "(elements always come in order)")
         if num_parallel_calls is None:
             return interleave_op(self, map_func, cycle_length, block_length,
-                                 "InterleaveDataset")
+                                 "InterleaveDataset", name=name)
         _check_parallel(num_parallel_calls)
         return interleave_op(self, map_func, cycle_length, block_length,
                              "ParallelInterleaveDatasetV4", buffer_output_elements=1,
-                             prefetch_input_elements=0, parallel=num_parallel_calls)
+                             prefetch_input_elements=0, parallel=num_parallel_calls, name=name)
 
-    def batch(self, batch_size, drop_remainder: bool = False) -> "Dataset":
-        """Stacks ``batch_size`` consecutive elements (the last batch may be smaller)."""
+    def batch(self, batch_size, drop_remainder: bool = False,
+              num_parallel_calls: Optional[int] = None, deterministic: Optional[bool] = None,
+              name: Optional[str] = None) -> "Dataset":
+        """Stacks ``batch_size`` consecutive elements (the last batch may be smaller); with
+        ``num_parallel_calls`` that many batches are stacked at once on threads."""
+        if deterministic is False:
+            raise ValueError("batch: deterministic=False is not supported by gradflow "
+                             "(batches always come in order)")
+        parallel = None if num_parallel_calls is None else _check_parallel(num_parallel_calls)
         graph = get_default_graph()
         with graph.atomic():
             size = _int64(batch_size, "batch_size")
@@ -312,11 +331,17 @@ class Dataset:
             known = _static_int(size) if drop_remainder else None
             specs = [_Spec(s.dtype, TensorShape([known]).concatenate(s.shape), s.sparse)
                      for s in self._specs]
-            return self._same_structure("BatchDatasetV2", [self._variant_tensor, size, drop],
-                                        specs=specs, sparse=_sparse_flags(self._specs))
+            if parallel is None:
+                return self._same_structure(
+                    "BatchDatasetV2", [self._variant_tensor, size, drop], name=name,
+                    specs=specs, sparse=_sparse_flags(self._specs))
+            return self._same_structure(
+                "ParallelBatchDataset",
+                [self._variant_tensor, size, _int64(parallel, "num_parallel_calls"), drop],
+                name=name, specs=specs, sparse=_sparse_flags(self._specs))
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
-                     drop_remainder: bool = False) -> "Dataset":
+                     drop_remainder: bool = False, name: Optional[str] = None) -> "Dataset":
         """Batches elements padded to ``padded_shapes`` (None/-1 dims: the batch's longest)."""
         _refuse_sparse(self._specs, "padded_batch")
         graph = get_default_graph()
@@ -350,9 +375,9 @@ class Dataset:
             drop = convert_to_tensor(drop_remainder, dtype=dtypes.bool, name="drop_remainder")
             return self._same_structure(
                 "PaddedBatchDatasetV2", [self._variant_tensor, size, drop] + inputs + fills,
-                specs=specs, n=len(inputs))
+                name=name, specs=specs, n=len(inputs))
 
-    def unbatch(self) -> "Dataset":
+    def unbatch(self, name: Optional[str] = None) -> "Dataset":
         """Splits each element along its first dimension into several elements."""
         _refuse_sparse(self._specs, "unbatch")
         for spec in self._specs:
@@ -361,10 +386,12 @@ class Dataset:
         specs = [_Spec(s.dtype, s.shape[1:] if s.shape.ndims is not None else None)
                  for s in self._specs]
         with get_default_graph().atomic():
-            return self._same_structure("UnbatchDataset", [self._variant_tensor], specs=specs)
+            return self._same_structure("UnbatchDataset", [self._variant_tensor], name=name,
+                                        specs=specs)
 
     def shuffle(self, buffer_size, seed: Optional[int] = None,
-                reshuffle_each_iteration: Optional[bool] = None) -> "Dataset":
+                reshuffle_each_iteration: Optional[bool] = None,
+                name: Optional[str] = None) -> "Dataset":
         """Shuffles through a buffer of ``buffer_size`` elements (TF1's seeding rules)."""
         graph = get_default_graph()
         with graph.atomic():
@@ -372,44 +399,48 @@ class Dataset:
             op_seed, seed2 = get_seed(seed)
             seeds = [_int64(op_seed or 0, "seed"), _int64(seed2 or 0, "seed2")]
             return self._same_structure(
-                "ShuffleDataset", [self._variant_tensor, size] + seeds,
+                "ShuffleDataset", [self._variant_tensor, size] + seeds, name=name,
                 reshuffle_each_iteration=reshuffle_each_iteration is not False)
 
-    def repeat(self, count=None) -> "Dataset":
+    def repeat(self, count=None, name: Optional[str] = None) -> "Dataset":
         """Repeats the dataset ``count`` times (None or -1: forever)."""
         with get_default_graph().atomic():
             return self._same_structure("RepeatDataset", [
-                self._variant_tensor, _int64(-1 if count is None else count, "count")])
+                self._variant_tensor, _int64(-1 if count is None else count, "count")],
+                name=name)
 
-    def take(self, count) -> "Dataset":
+    def take(self, count, name: Optional[str] = None) -> "Dataset":
         """At most the first ``count`` elements (-1: all)."""
         with get_default_graph().atomic():
             return self._same_structure("TakeDataset",
-                                        [self._variant_tensor, _int64(count, "count")])
+                                        [self._variant_tensor, _int64(count, "count")],
+                                        name=name)
 
-    def skip(self, count) -> "Dataset":
+    def skip(self, count, name: Optional[str] = None) -> "Dataset":
         """All but the first ``count`` elements (-1: none)."""
         with get_default_graph().atomic():
             return self._same_structure("SkipDataset",
-                                        [self._variant_tensor, _int64(count, "count")])
+                                        [self._variant_tensor, _int64(count, "count")],
+                                        name=name)
 
-    def cache(self, filename: str = "") -> "Dataset":
+    def cache(self, filename: str = "", name: Optional[str] = None) -> "Dataset":
         """Keeps the elements of a first full pass in memory (or in ``filename``)."""
         if filename:
             _refuse_sparse(self._specs, "cache to a file")
         with get_default_graph().atomic():
-            name = convert_to_tensor(filename, dtype=dtypes.string, name="filename")
-            return self._same_structure("CacheDataset", [self._variant_tensor, name])
+            path = convert_to_tensor(filename, dtype=dtypes.string, name="filename")
+            return self._same_structure("CacheDataset", [self._variant_tensor, path], name=name)
 
-    def prefetch(self, buffer_size) -> "Dataset":
+    def prefetch(self, buffer_size, name: Optional[str] = None) -> "Dataset":
         """Makes up to ``buffer_size`` elements ahead on a background thread."""
         with get_default_graph().atomic():
             return self._same_structure(
-                "PrefetchDataset", [self._variant_tensor, _int64(buffer_size, "buffer_size")])
+                "PrefetchDataset", [self._variant_tensor, _int64(buffer_size, "buffer_size")],
+                name=name)
 
     @staticmethod
-    def list_files(file_pattern, shuffle: Optional[bool] = None, seed: Optional[int] = None
-                   ) -> "Dataset":
+    def list_files(file_pattern, shuffle: Optional[bool] = None, seed: Optional[int] = None,
+                   name: Optional[str] = None) -> "Dataset":
         """The names of the files matching ``file_pattern`` (shuffled unless
         ``shuffle=False``)."""
         with get_default_graph().atomic():
@@ -419,10 +450,9 @@ class Dataset:
                            name="match_not_empty")
             with control_dependencies([check]):
                 names = identity(names)
-            dataset = Dataset.from_tensor_slices(names)
-            if shuffle is not False:
-                dataset = dataset.shuffle(10000, seed=seed)
-            return dataset
+            if shuffle is False:
+                return Dataset.from_tensor_slices(names, name=name)
+            return Dataset.from_tensor_slices(names).shuffle(10000, seed=seed, name=name)
 
     def apply(self, transformation_func: Callable) -> "Dataset":
         """``transformation_func(self)``, which must return a Dataset."""
@@ -482,7 +512,7 @@ class Dataset:
 
 def interleave_op(dataset: Dataset, map_func: Callable, cycle_length, block_length,
                   op_type: str, buffer_output_elements=None, prefetch_input_elements=None,
-                  parallel=None, **attrs) -> Dataset:
+                  parallel=None, name: Optional[str] = None, **attrs) -> Dataset:
     """``dataset`` interleaved by an ``op_type`` op (``Dataset.interleave`` and
     ``experimental.parallel_interleave``); the parallel ones take the read-ahead sizes
     and ``num_parallel_calls`` as inputs, as TF's do."""
@@ -497,7 +527,8 @@ def interleave_op(dataset: Dataset, map_func: Callable, cycle_length, block_leng
                        _int64(prefetch_input_elements, "prefetch_input_elements")]
         if parallel is not None:
             inputs.append(_int64(parallel, "num_parallel_calls"))
-        variant = dataset_ops.make_dataset(op_type, inputs + captured, f=function, **attrs)
+        variant = dataset_ops.make_dataset(op_type, inputs + captured, metadata=name,
+                                           f=function, **attrs)
     return Dataset(variant, inner._structure, inner._specs)
 
 

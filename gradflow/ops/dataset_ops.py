@@ -44,7 +44,9 @@ _keys = itertools.count()
 
 
 def _dataset(op_type: str, kernel: Callable) -> None:
-    define_op(op_type, infer=lambda inputs, attrs: _VARIANT, kernel=kernel, stateful=True)
+    def run(*inputs, metadata: bytes = b"", **attrs):  # the metadata attr names, only
+        return kernel(*inputs, **attrs)
+    define_op(op_type, infer=lambda inputs, attrs: _VARIANT, kernel=run, stateful=True)
     NotDifferentiable(op_type)
 
 
@@ -347,19 +349,37 @@ _dataset("LegacyParallelInterleaveDatasetV2", _legacy_interleave_kernel)
 
 # ------------------------------------------------------------ other transformations
 def _batch_kernel(dataset, batch_size, drop_remainder, *, sparse=None):
+    return _batched(dataset, batch_size, drop_remainder, sparse, 1)
+
+
+def _parallel_batch_kernel(dataset, batch_size, num_parallel_calls, drop_remainder, *,
+                           sparse=None):
+    workers = _scalar(num_parallel_calls)
+    return _batched(dataset, batch_size, drop_remainder, sparse,
+                    it.autotune_workers() if workers == AUTOTUNE else workers)
+
+
+def _batched(dataset, batch_size, drop_remainder, sparse, workers: int):
+    """Batches of ``batch_size`` elements; ``workers`` > 1 stacks that many at once on a
+    thread pool (in order)."""
     size, drop = _scalar(batch_size), bool(np.asarray(drop_remainder))
     if size <= 0:
         raise errors.InvalidArgumentError(None, None, "Batch size must be greater than zero.")
     batch = it.batch_components if not sparse or not any(sparse) else \
         (lambda chunk: _batch_with_sparse(chunk, sparse))
 
-    def elements(env):
+    def chunks(env):
         source = dataset.iterate(env)
         while True:
             chunk = list(itertools.islice(source, size))
             if not chunk or (drop and len(chunk) < size):
                 return
-            yield batch(chunk)
+            yield chunk
+
+    def elements(env):
+        if workers <= 1:
+            return map(batch, chunks(env))
+        return it.parallel_map(chunks(env), batch, workers, env)
     return it.DatasetValue(elements)
 
 
@@ -549,6 +569,7 @@ def _prefetch_kernel(dataset, buffer_size):
 
 
 for _type, _kernel in (("BatchDatasetV2", _batch_kernel),
+                       ("ParallelBatchDataset", _parallel_batch_kernel),
                        ("PaddedBatchDatasetV2", _padded_batch_kernel),
                        ("UnbatchDataset", _unbatch_kernel), ("ShuffleDataset", _shuffle_kernel),
                        ("RepeatDataset", _repeat_kernel), ("TakeDataset", _take_kernel),
@@ -562,17 +583,34 @@ DATASET_OP_TYPES = frozenset({
     "TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset", "MapDataset",
     "ParallelMapDatasetV2",
     "FilterDataset", "FlatMapDataset", "InterleaveDataset", "ParallelInterleaveDatasetV4",
-    "LegacyParallelInterleaveDatasetV2", "BatchDatasetV2",
+    "LegacyParallelInterleaveDatasetV2", "BatchDatasetV2", "ParallelBatchDataset",
     "PaddedBatchDatasetV2", "UnbatchDataset", "ShuffleDataset", "RepeatDataset", "TakeDataset",
     "SkipDataset", "CacheDataset", "ZipDataset", "ConcatenateDataset", "PrefetchDataset"})
 
 
 def make_dataset(op_type: str, inputs: Sequence[Tensor], name: Optional[str] = None,
-                 **attrs) -> Tensor:
-    """Adds a dataset op of type ``op_type``; returns its variant tensor."""
+                 metadata: Optional[str] = None, **attrs) -> Tensor:
+    """Adds a dataset op of type ``op_type``; returns its variant tensor. ``metadata``:
+    the ``name=`` a TF program gave the transformation, kept as TF keeps it (the op's
+    ``metadata`` attr, a serialized ``DatasetMetadata`` holding the name)."""
     if op_type not in DATASET_OP_TYPES:
         raise ValueError(f"Unknown dataset op type {op_type!r}")
+    if metadata is not None:
+        if not isinstance(metadata, str):
+            raise TypeError(f"name must be a string, got {type(metadata).__name__}")
+        attrs["metadata"] = _dataset_metadata(metadata)
     return apply_op(op_type, list(inputs), name=name or op_type, **attrs)
+
+
+def _dataset_metadata(name: str) -> bytes:
+    """TF's ``DatasetMetadata`` proto bytes: field 1, the name."""
+    text = name.encode("utf-8")
+    length, prefix = len(text), bytearray()
+    while length >= 0x80:
+        prefix.append(length & 0x7F | 0x80)
+        length >>= 7
+    prefix.append(length)
+    return b"\x0a" + bytes(prefix) + text
 
 
 # ------------------------------------------------------------------------- iterators

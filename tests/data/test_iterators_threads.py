@@ -273,3 +273,39 @@ def test_experimental_parallel_interleave_and_sloppy():
     with pytest.raises(ValueError, match="num_parallel_calls"):
         source.interleave(inner, cycle_length=2, num_parallel_calls=-5)
     assert [op.name for op in graph.get_operations()] == before
+
+
+def test_name_arguments_become_tf_metadata_and_parallel_batch_keeps_order():
+    graph = gf.Graph()
+    with graph.as_default():
+        dataset = gf.data.Dataset.range(10, name="foo").map(lambda x: x * 2, name="m").batch(
+            3, num_parallel_calls=2, name="b").prefetch(1, name="p")
+        metadata = {op.type: op.get_attr("metadata") for op in graph.get_operations()
+                    if "Dataset" in op.type}
+        # TF's DatasetMetadata bytes (field 1: the name), as TF 2.21 writes them
+        assert metadata == {"RangeDataset": b"\n\x03foo", "MapDataset": b"\n\x01m",
+                            "ParallelBatchDataset": b"\n\x01b", "PrefetchDataset": b"\n\x01p"}
+        with gf.Session() as sess:
+            batches = drain(sess, dataset.make_one_shot_iterator().get_next())
+        assert [b.tolist() for b in batches] == [[0, 2, 4], [6, 8, 10], [12, 14, 16], [18]]
+        before = [op.name for op in graph.get_operations()]
+        with pytest.raises(ValueError, match="synchronous"):
+            dataset.map(lambda x: x, synchronous=True)
+        with pytest.raises(ValueError, match="deterministic"):
+            dataset.batch(2, num_parallel_calls=2, deterministic=False)
+        with pytest.raises(TypeError, match="name"):
+            dataset.take(1, name=3)
+        assert [op.name for op in graph.get_operations()] == before
+
+
+def test_text_lines_of_several_files_read_in_parallel(tmp_path):
+    paths = []
+    for index in range(3):
+        path = tmp_path / f"f{index}.txt"
+        path.write_text("".join(f"{index}-{line}\n" for line in range(index + 2)))
+        paths.append(str(path))
+    dataset = gf.data.TextLineDataset(paths, num_parallel_reads=2)
+    with gf.Session() as sess:
+        lines = [v.decode() for v in drain(sess, dataset.make_one_shot_iterator().get_next())]
+    # two files at a time, one line from each in turn: the order TF 2.21 gives
+    assert lines == ["0-0", "1-0", "0-1", "1-1", "1-2", "2-0", "2-1", "2-2", "2-3"]
