@@ -26,9 +26,9 @@ from gradflow.ops.array import reshape
 from gradflow.ops.common import apply_op, graph_for
 
 try:
-    from PIL import Image
+    from PIL import Image, ImageSequence
 except ImportError:  # the optional [image] extra
-    Image = None
+    Image = ImageSequence = None
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
            "parse_single_example", "parse_single_sequence_example", "decode_raw",
@@ -941,7 +941,7 @@ def strings_split(input=None, sep=None, maxsplit: int = -1,
         return SparseTensor(*parts)
 
 
-def _decode_image_kernel(contents, *, channels, dtype, kind):
+def _decode_image_kernel(contents, *, channels, dtype, kind, animations=False):
     if Image is None:
         raise errors.UnimplementedError(
             None, None, f"decode_{kind} needs Pillow: install the image extra "
@@ -956,18 +956,31 @@ def _decode_image_kernel(contents, *, channels, dtype, kind):
     if mode is None:
         mode = image.mode if image.mode in ("L", "LA", "RGB", "RGBA") else "RGB"
     wide = dtype is dtypes.uint16 and image.mode in ("I;16", "I")
+    if animations and image.format == "GIF":  # every frame: [frames, height, width, c]
+        return np.stack([_pixels(frame, mode, False, dtype)
+                         for frame in ImageSequence.Iterator(image)])
+    return _pixels(image, mode, wide, dtype)
+
+
+def _pixels(image, mode: str, wide: bool, dtype: dtypes.DType) -> np.ndarray:
     array = np.asarray(image if wide else image.convert(mode))
     if array.ndim == 2:
         array = array[:, :, None]
     return array.astype(dtype.as_numpy_dtype)
 
 
-define_op("DecodeImage", kernel=_decode_image_kernel, infer=lambda inputs, attrs: [
-    (attrs["dtype"], TensorShape([None, None, attrs["channels"] or None]))])
+def _infer_image(inputs, attrs):
+    if attrs.get("animations"):  # a GIF's frames make a 4-D result, any other image 3-D
+        return [(attrs["dtype"], TensorShape(None))]
+    return [(attrs["dtype"], TensorShape([None, None, attrs["channels"] or None]))]
+
+
+define_op("DecodeImage", kernel=_decode_image_kernel, infer=_infer_image)
 NotDifferentiable("DecodeImage")
 
 
-def _decode(kind: str, contents, channels: int, dtype, name: Optional[str], **unsupported):
+def _decode(kind: str, contents, channels: int, dtype, name: Optional[str],
+            animations: bool = False, **unsupported):
     for arg, (value, default) in unsupported.items():
         if value != default:
             raise ValueError(f"decode_{kind}: {arg} is not supported by gradflow")
@@ -979,7 +992,8 @@ def _decode(kind: str, contents, channels: int, dtype, name: Optional[str], **un
     contents = convert_to_tensor(contents, dtype=dtypes.string, name="contents")
     with graph_for([contents]).atomic():
         return apply_op("DecodeImage", [contents], name=name or f"Decode{kind.title()}",
-                        channels=int(channels), dtype=dtype, kind=kind)
+                        channels=int(channels), dtype=dtype, kind=kind,
+                        animations=bool(animations))
 
 
 def decode_png(contents, channels: int = 0, dtype=dtypes.uint8, name: Optional[str] = None):
@@ -990,13 +1004,21 @@ def decode_png(contents, channels: int = 0, dtype=dtypes.uint8, name: Optional[s
 def decode_jpeg(contents, channels: int = 0, ratio: int = 1, fancy_upscaling: bool = True,
                 try_recover_truncated: bool = False, acceptable_fraction: float = 1,
                 dct_method: str = "", name: Optional[str] = None):
-    """Decodes a JPEG image into a ``[height, width, channels]`` uint8 tensor (Pillow)."""
+    """Decodes a JPEG image into a ``[height, width, channels]`` uint8 tensor (Pillow).
+    ``dct_method`` is a hint, as in TF: Pillow's decoder uses the accurate integer DCT
+    (TF's "INTEGER_ACCURATE"; TF's default is "INTEGER_FAST")."""
+    if dct_method not in ("", "INTEGER_FAST", "INTEGER_ACCURATE"):
+        raise ValueError(f"decode_jpeg: dct_method must be '', 'INTEGER_FAST' or "
+                         f"'INTEGER_ACCURATE', got {dct_method!r}")
     return _decode("jpeg", contents, channels, dtypes.uint8, name, ratio=(ratio, 1),
+                   fancy_upscaling=(bool(fancy_upscaling), True),
                    try_recover_truncated=(try_recover_truncated, False),
                    acceptable_fraction=(acceptable_fraction, 1))
 
 
 def decode_image(contents, channels=None, dtype=dtypes.uint8, name: Optional[str] = None,
                  expand_animations: bool = True):
-    """Decodes a PNG, JPEG, GIF or BMP image (3-D; animations are not supported)."""
-    return _decode("image", contents, channels or 0, dtype, name)
+    """Decodes a PNG, JPEG, GIF or BMP image: ``[height, width, channels]``, or for a GIF
+    with ``expand_animations`` all its frames, ``[frames, height, width, channels]``."""
+    return _decode("image", contents, channels or 0, dtype, name,
+                   animations=bool(expand_animations))
