@@ -296,7 +296,7 @@ def _record_values(raw: Optional[bytes], dtype: dtypes.DType) -> Optional[np.nda
 def _bulk_values(raws: list, dtype: dtypes.DType) -> Optional[tuple]:
     """A numeric feature's values over a batch, concatenated, and each record's count;
     None when some record needs the per-message path (absent, other kind, not packed)."""
-    if None in raws or dtype is dtypes.string:
+    if not raws or None in raws or dtype is dtypes.string:
         return None
     if len(raws) == 1:
         values = _record_values(raws[0], dtype)

@@ -226,3 +226,12 @@ def test_tfrecords_are_checked_in_bulk_on_either_crc(tmp_path, monkeypatch, crc)
         for record in tfrecord.read_records(path):
             read.append(record)
     assert read == records[:20]
+
+
+def test_an_empty_batch_parses_to_empty_tensors_as_tf():
+    spec = {"x": gf.FixedLenFeature([2], gf.float32), "v": gf.VarLenFeature(gf.int64),
+            "q": gf.FixedLenSequenceFeature([], gf.int64, allow_missing=True)}
+    got = _run(lambda s: gf.parse_example(s, spec), [])
+    assert got["x"].shape == (0, 2) and got["q"].shape == (0, 0)  # TF 2.21's shapes
+    assert got["v"].indices.shape == (0, 2) and got["v"].values.shape == (0,)
+    assert got["v"].dense_shape.tolist() == [0, 0]
