@@ -70,13 +70,13 @@ from gradflow import random, sparse  # noqa: F401,E402
 from gradflow.ops.parsing_ops import (  # noqa: F401,E402
     FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, decode_csv, decode_raw,
     parse_example, parse_single_example, parse_single_sequence_example, string_split)
-from gradflow import data, image, python_io  # noqa: F401,E402
+from gradflow import data, image, python_io, strings  # noqa: F401,E402
 from gradflow.ops.data_flow_ops import (  # noqa: F401,E402
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue, count_up_to)
 from gradflow.ops.accumulator_ops import (  # noqa: F401,E402
     ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator)
 from gradflow.ops.reader_ops import (  # noqa: F401,E402
-    ReaderBase, TextLineReader, TFRecordReader, WholeFileReader)
+    FixedLengthRecordReader, ReaderBase, TextLineReader, TFRecordReader, WholeFileReader)
 from gradflow import queue  # noqa: F401,E402
 # Program plumbing, summaries and formats (TF1's tf.app, tf.flags, tf.logging, tf.gfile...).
 from gradflow.ops.logging_ops import *  # noqa: F401,F403,E402

@@ -17,6 +17,7 @@ from gradflow.framework import dtypes
 from gradflow.framework.constant import constant_value, convert_to_tensor
 from gradflow.framework.function import FuncGraph, Function
 from gradflow.framework.graph import Tensor, control_dependencies, get_default_graph, name_scope
+from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import dataset_ops
 from gradflow.ops.array import identity, size
@@ -27,23 +28,76 @@ from gradflow.ops.reader_ops import matching_files
 
 __all__ = ["Dataset", "Iterator", "AUTOTUNE", "make_one_shot_iterator",
            "make_initializable_iterator", "get_output_types", "get_output_shapes",
-           "get_output_classes"]
+           "get_output_classes", "interleave_op"]
 
 AUTOTUNE = dataset_ops.AUTOTUNE
 
 
 class _Spec:
-    """One component of an element: its dtype and static shape."""
+    """One component of an element: its dtype and static shape (for a SparseTensor:
+    its values' dtype and its dense shape)."""
 
-    __slots__ = ("dtype", "shape")
+    __slots__ = ("dtype", "shape", "sparse")
 
-    def __init__(self, dtype, shape):
+    def __init__(self, dtype, shape, sparse: bool = False):
         self.dtype = dtypes.as_dtype(dtype)
         self.shape = as_shape(shape)
+        self.sparse = sparse
 
 
-def _specs_of(tensors: list) -> list:
-    return [_Spec(t.dtype, t.shape) for t in tensors]
+def _spec_of(leaf) -> _Spec:
+    if isinstance(leaf, SparseTensor):
+        return _Spec(leaf.dtype, leaf.shape, sparse=True)
+    return _Spec(leaf.dtype, leaf.shape)
+
+
+def _specs_of(leaves: list) -> list:
+    return [_spec_of(leaf) for leaf in leaves]
+
+
+def _leaf(value, name: str):
+    """A leaf of an element: a SparseTensor (or its value) stays sparse."""
+    if isinstance(value, SparseTensorValue):
+        return SparseTensor.from_value(value)
+    return value if isinstance(value, SparseTensor) else convert_to_tensor(value, name=name)
+
+
+# The ops see each SparseTensor leaf as three components: indices, values, dense shape.
+def _component_specs(specs: list) -> list:
+    """(dtype, shape) of each component the ops carry for ``specs``."""
+    out = []
+    for spec in specs:
+        if spec.sparse:
+            rank = spec.shape.ndims
+            out += [(dtypes.int64, TensorShape([None, rank])), (spec.dtype, TensorShape([None])),
+                    (dtypes.int64, TensorShape([rank]))]
+        else:
+            out.append((spec.dtype, spec.shape))
+    return out
+
+
+def _components(leaves: list) -> list:
+    """The component tensors of ``leaves``."""
+    out = []
+    for leaf in leaves:
+        if isinstance(leaf, SparseTensor):
+            out += [leaf.indices, leaf.values, leaf.dense_shape]
+        else:
+            out.append(leaf)
+    return out
+
+
+def _leaves(specs: list, components: list) -> list:
+    """``components`` grouped back into leaves (three make each SparseTensor)."""
+    values, out = iter(components), []
+    for spec in specs:
+        out.append(SparseTensor(next(values), next(values), next(values)) if spec.sparse
+                   else next(values))
+    return out
+
+
+def _sparse_flags(specs: list) -> list:
+    return [bool(spec.sparse) for spec in specs]
 
 
 def _int64(value, name: str) -> Tensor:
@@ -76,24 +130,27 @@ class Dataset:
 
     @property
     def output_classes(self):
-        return nest.map_structure(lambda s: Tensor, self._structure)
+        return nest.map_structure(lambda s: SparseTensor if s.sparse else Tensor,
+                                  self._structure)
 
     def _same_structure(self, op_type: str, inputs: list, name: Optional[str] = None,
                         specs: Optional[list] = None, structure=None, **attrs) -> "Dataset":
-        variant = dataset_ops.make_dataset(op_type, inputs, name=name, **attrs)
+        """A dataset of this structure (or ``specs``) made by an ``op_type`` op; ``name``:
+        the TF ``name=`` argument, kept in the op's metadata."""
+        variant = dataset_ops.make_dataset(op_type, inputs, metadata=name, **attrs)
         specs = self._specs if specs is None else specs
         structure = nest.pack(self._structure, specs) if structure is None else structure
         return Dataset(variant, structure, specs)
 
     # ---------------------------------------------------------------- sources
     @staticmethod
-    def from_tensor_slices(tensors) -> "Dataset":
+    def from_tensor_slices(tensors, name: Optional[str] = None) -> "Dataset":
         """Elements are the slices of ``tensors`` along their first dimension."""
         graph = get_default_graph()
         with graph.atomic():
             with name_scope("normalize_element"):
                 structure = nest.normalize(tensors)
-                flat = [convert_to_tensor(v, name=f"component_{i}")
+                flat = [_leaf(v, f"component_{i}")
                         for i, v in enumerate(nest.flatten(structure))]
             first = TensorShape(None)
             for tensor in flat:
@@ -106,26 +163,28 @@ class Dataset:
                     except ValueError:
                         raise ValueError(f"Dimensions {first[0]} and {tensor.shape[0]} are "
                                          "not compatible") from None
-            specs = [_Spec(t.dtype, t.shape[1:] if t.shape.ndims is not None else None)
-                     for t in flat]
-            variant = dataset_ops.make_dataset("TensorSliceDataset", flat)
+            specs = [_Spec(t.dtype, t.shape[1:] if t.shape.ndims is not None else None,
+                           sparse=isinstance(t, SparseTensor)) for t in flat]
+            variant = dataset_ops.make_dataset("TensorSliceDataset", _components(flat),
+                                               metadata=name, sparse=_sparse_flags(specs))
         return Dataset(variant, nest.pack(structure, specs), specs)
 
     @staticmethod
-    def from_tensors(tensors) -> "Dataset":
+    def from_tensors(tensors, name: Optional[str] = None) -> "Dataset":
         """One element: ``tensors`` itself."""
         graph = get_default_graph()
         with graph.atomic():
             with name_scope("normalize_element"):
                 structure = nest.normalize(tensors)
-                flat = [convert_to_tensor(v, name=f"component_{i}")
+                flat = [_leaf(v, f"component_{i}")
                         for i, v in enumerate(nest.flatten(structure))]
-            variant = dataset_ops.make_dataset("TensorDataset", flat)
+            variant = dataset_ops.make_dataset("TensorDataset", _components(flat),
+                                               metadata=name)
         specs = _specs_of(flat)
         return Dataset(variant, nest.pack(structure, specs), specs)
 
     @staticmethod
-    def range(*args, output_type=dtypes.int64) -> "Dataset":
+    def range(*args, output_type=dtypes.int64, name: Optional[str] = None) -> "Dataset":
         """``range(stop)``, ``range(start, stop[, step])`` as a dataset of int64 scalars."""
         if not 1 <= len(args) <= 3:
             raise ValueError(f"Invalid arguments to range: {args}")
@@ -133,14 +192,14 @@ class Dataset:
         graph = get_default_graph()
         with graph.atomic():
             inputs = [_int64(start, "start"), _int64(stop, "stop"), _int64(step, "step")]
-            variant = dataset_ops.make_dataset("RangeDataset", inputs,
+            variant = dataset_ops.make_dataset("RangeDataset", inputs, metadata=name,
                                                output_type=dtypes.as_dtype(output_type))
         spec = _Spec(output_type, [])
         return Dataset(variant, spec, [spec])
 
     @staticmethod
     def from_generator(generator: Callable, output_types, output_shapes=None, args=None,
-                       output_signature=None) -> "Dataset":
+                       output_signature=None, name: Optional[str] = None) -> "Dataset":
         """Elements yielded by ``generator(*args)``, checked against the given types."""
         if output_signature is not None:
             raise ValueError("from_generator: output_signature is not supported by gradflow; "
@@ -158,13 +217,14 @@ class Dataset:
             inputs = [convert_to_tensor(a, name=f"arg{i}") for i, a in enumerate(args or ())]
             token = dataset_ops.register_generator(generator)
             variant = dataset_ops.make_dataset("GeneratorDataset", inputs, token=token,
+                                               metadata=name,
                                                output_types=flat_types,
                                                output_shapes=flat_shapes)
         specs = [_Spec(t, s) for t, s in zip(flat_types, flat_shapes, strict=True)]
         return Dataset(variant, nest.pack(types, specs), specs)
 
     @staticmethod
-    def zip(datasets) -> "Dataset":
+    def zip(datasets, name: Optional[str] = None) -> "Dataset":
         """Elements are tuples (or the nest) of the given datasets' elements."""
         structure = nest.normalize(datasets)
         members = nest.flatten(structure)
@@ -174,43 +234,47 @@ class Dataset:
         graph = get_default_graph()
         with graph.atomic():
             variant = dataset_ops.make_dataset("ZipDataset", [d._variant_tensor for d in members],
+                                               metadata=name,
                                                N=len(members))
         specs = [s for d in members for s in d._specs]
         return Dataset(variant, nest.pack(structure, [d._structure for d in members]), specs)
 
     # --------------------------------------------------------- transformations
-    def concatenate(self, dataset: "Dataset") -> "Dataset":
+    def concatenate(self, dataset: "Dataset", name: Optional[str] = None) -> "Dataset":
         """This dataset's elements, then ``dataset``'s (same types and structure)."""
-        if [s.dtype for s in self._specs] != [s.dtype for s in dataset._specs]:
+        if [(s.dtype, s.sparse) for s in self._specs] != \
+                [(s.dtype, s.sparse) for s in dataset._specs]:
             raise TypeError(f"Two datasets to concatenate have different types "
                             f"{self.output_types} and {dataset.output_types}")
-        specs = [_Spec(a.dtype, _most_specific(a.shape, b.shape))
+        specs = [_Spec(a.dtype, _most_specific(a.shape, b.shape), a.sparse)
                  for a, b in zip(self._specs, dataset._specs, strict=True)]
         with get_default_graph().atomic():
             return self._same_structure("ConcatenateDataset",
                                         [self._variant_tensor, dataset._variant_tensor],
-                                        specs=specs)
+                                        name=name, specs=specs)
 
     def map(self, map_func: Callable, num_parallel_calls: Optional[int] = None,
-            deterministic: Optional[bool] = None) -> "Dataset":
+            deterministic: Optional[bool] = None, synchronous: Optional[bool] = None,
+            use_unbounded_threadpool: bool = False, name: Optional[str] = None) -> "Dataset":
         """Applies ``map_func`` (traced into a graph function) to each element."""
         if deterministic is False:
             raise ValueError("map: deterministic=False is not supported by gradflow (elements "
                              "always come in order)")
+        if synchronous or use_unbounded_threadpool:
+            raise ValueError("map: synchronous and use_unbounded_threadpool are not supported "
+                             "by gradflow (num_parallel_calls sets the threads)")
         graph = get_default_graph()
         with graph.atomic():
             function, structure, captured = self._trace(map_func, "map")
-            parallel = 0 if num_parallel_calls is None else int(num_parallel_calls)
-            if parallel < 1 and parallel != AUTOTUNE and num_parallel_calls is not None:
-                raise ValueError(f"num_parallel_calls must be positive or AUTOTUNE, got "
-                                 f"{num_parallel_calls}")
-            specs = _specs_of(function.outputs)
+            parallel = 0 if num_parallel_calls is None else _check_parallel(num_parallel_calls)
+            specs = nest.flatten(structure)
             variant = dataset_ops.make_dataset(
                 "ParallelMapDatasetV2" if num_parallel_calls else "MapDataset",
-                [self._variant_tensor] + captured, f=function, num_parallel_calls=parallel)
+                [self._variant_tensor] + captured, metadata=name, f=function,
+                num_parallel_calls=parallel)
         return Dataset(variant, nest.pack(structure, specs), specs)
 
-    def filter(self, predicate: Callable) -> "Dataset":
+    def filter(self, predicate: Callable, name: Optional[str] = None) -> "Dataset":
         """Keeps the elements for which ``predicate`` returns a scalar True."""
         graph = get_default_graph()
         with graph.atomic():
@@ -221,49 +285,65 @@ class Dataset:
                 raise ValueError(f"`predicate` return type must be convertible to a scalar "
                                  f"boolean tensor. Was {out[0].dtype.name if out else None}.")
             return self._same_structure("FilterDataset", [self._variant_tensor] + captured,
-                                        predicate=function)
+                                        name=name, predicate=function)
 
-    def flat_map(self, map_func: Callable) -> "Dataset":
+    def flat_map(self, map_func: Callable, name: Optional[str] = None) -> "Dataset":
         """Maps each element to a dataset and flattens those datasets in order."""
         graph = get_default_graph()
         with graph.atomic():
             function, inner, captured = self._trace(map_func, "flat_map", dataset=True)
             variant = dataset_ops.make_dataset("FlatMapDataset",
-                                               [self._variant_tensor] + captured, f=function)
+                                               [self._variant_tensor] + captured,
+                                               metadata=name, f=function)
         return Dataset(variant, inner._structure, inner._specs)
 
     def interleave(self, map_func: Callable, cycle_length=AUTOTUNE, block_length=1,
                    num_parallel_calls: Optional[int] = None,
-                   deterministic: Optional[bool] = None) -> "Dataset":
+                   deterministic: Optional[bool] = None, name: Optional[str] = None
+                   ) -> "Dataset":
         """Maps elements to datasets and interleaves ``cycle_length`` of them at a time,
-        ``block_length`` elements from each in turn."""
-        if num_parallel_calls is not None or deterministic is not None:
-            raise ValueError("interleave: num_parallel_calls and deterministic are not "
-                             "supported by gradflow (the interleave runs in order)")
-        graph = get_default_graph()
-        with graph.atomic():
-            function, inner, captured = self._trace(map_func, "interleave", dataset=True)
-            cycle = _int64(AUTOTUNE if cycle_length is None else cycle_length, "cycle_length")
-            block = _int64(1 if block_length is None else block_length, "block_length")
-            variant = dataset_ops.make_dataset(
-                "InterleaveDataset", [self._variant_tensor, cycle, block] + captured, f=function)
-        return Dataset(variant, inner._structure, inner._specs)
+        ``block_length`` elements from each in turn. With ``num_parallel_calls`` each
+        dataset of the cycle is read ahead on a thread of its own; the order is the same."""
+        if deterministic is False:
+            raise ValueError("interleave: deterministic=False is not supported by gradflow "
+                             "(elements always come in order)")
+        if num_parallel_calls is None:
+            return interleave_op(self, map_func, cycle_length, block_length,
+                                 "InterleaveDataset", name=name)
+        _check_parallel(num_parallel_calls)
+        return interleave_op(self, map_func, cycle_length, block_length,
+                             "ParallelInterleaveDatasetV4", buffer_output_elements=1,
+                             prefetch_input_elements=0, parallel=num_parallel_calls, name=name)
 
-    def batch(self, batch_size, drop_remainder: bool = False) -> "Dataset":
-        """Stacks ``batch_size`` consecutive elements (the last batch may be smaller)."""
+    def batch(self, batch_size, drop_remainder: bool = False,
+              num_parallel_calls: Optional[int] = None, deterministic: Optional[bool] = None,
+              name: Optional[str] = None) -> "Dataset":
+        """Stacks ``batch_size`` consecutive elements (the last batch may be smaller); with
+        ``num_parallel_calls`` that many batches are stacked at once on threads."""
+        if deterministic is False:
+            raise ValueError("batch: deterministic=False is not supported by gradflow "
+                             "(batches always come in order)")
+        parallel = None if num_parallel_calls is None else _check_parallel(num_parallel_calls)
         graph = get_default_graph()
         with graph.atomic():
             size = _int64(batch_size, "batch_size")
             drop = convert_to_tensor(drop_remainder, dtype=dtypes.bool, name="drop_remainder")
             known = _static_int(size) if drop_remainder else None
-            specs = [_Spec(s.dtype, TensorShape([known]).concatenate(s.shape))
+            specs = [_Spec(s.dtype, TensorShape([known]).concatenate(s.shape), s.sparse)
                      for s in self._specs]
-            return self._same_structure("BatchDatasetV2", [self._variant_tensor, size, drop],
-                                        specs=specs)
+            if parallel is None:
+                return self._same_structure(
+                    "BatchDatasetV2", [self._variant_tensor, size, drop], name=name,
+                    specs=specs, sparse=_sparse_flags(self._specs))
+            return self._same_structure(
+                "ParallelBatchDataset",
+                [self._variant_tensor, size, _int64(parallel, "num_parallel_calls"), drop],
+                name=name, specs=specs, sparse=_sparse_flags(self._specs))
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
-                     drop_remainder: bool = False) -> "Dataset":
+                     drop_remainder: bool = False, name: Optional[str] = None) -> "Dataset":
         """Batches elements padded to ``padded_shapes`` (None/-1 dims: the batch's longest)."""
+        _refuse_sparse(self._specs, "padded_batch")
         graph = get_default_graph()
         with graph.atomic():
             shapes = [s.shape for s in self._specs] if padded_shapes is None else \
@@ -295,20 +375,23 @@ class Dataset:
             drop = convert_to_tensor(drop_remainder, dtype=dtypes.bool, name="drop_remainder")
             return self._same_structure(
                 "PaddedBatchDatasetV2", [self._variant_tensor, size, drop] + inputs + fills,
-                specs=specs, n=len(inputs))
+                name=name, specs=specs, n=len(inputs))
 
-    def unbatch(self) -> "Dataset":
+    def unbatch(self, name: Optional[str] = None) -> "Dataset":
         """Splits each element along its first dimension into several elements."""
+        _refuse_sparse(self._specs, "unbatch")
         for spec in self._specs:
             if spec.shape.ndims == 0:
                 raise ValueError("Cannot unbatch an input with scalar components.")
         specs = [_Spec(s.dtype, s.shape[1:] if s.shape.ndims is not None else None)
                  for s in self._specs]
         with get_default_graph().atomic():
-            return self._same_structure("UnbatchDataset", [self._variant_tensor], specs=specs)
+            return self._same_structure("UnbatchDataset", [self._variant_tensor], name=name,
+                                        specs=specs)
 
     def shuffle(self, buffer_size, seed: Optional[int] = None,
-                reshuffle_each_iteration: Optional[bool] = None) -> "Dataset":
+                reshuffle_each_iteration: Optional[bool] = None,
+                name: Optional[str] = None) -> "Dataset":
         """Shuffles through a buffer of ``buffer_size`` elements (TF1's seeding rules)."""
         graph = get_default_graph()
         with graph.atomic():
@@ -316,42 +399,48 @@ class Dataset:
             op_seed, seed2 = get_seed(seed)
             seeds = [_int64(op_seed or 0, "seed"), _int64(seed2 or 0, "seed2")]
             return self._same_structure(
-                "ShuffleDataset", [self._variant_tensor, size] + seeds,
+                "ShuffleDataset", [self._variant_tensor, size] + seeds, name=name,
                 reshuffle_each_iteration=reshuffle_each_iteration is not False)
 
-    def repeat(self, count=None) -> "Dataset":
+    def repeat(self, count=None, name: Optional[str] = None) -> "Dataset":
         """Repeats the dataset ``count`` times (None or -1: forever)."""
         with get_default_graph().atomic():
             return self._same_structure("RepeatDataset", [
-                self._variant_tensor, _int64(-1 if count is None else count, "count")])
+                self._variant_tensor, _int64(-1 if count is None else count, "count")],
+                name=name)
 
-    def take(self, count) -> "Dataset":
+    def take(self, count, name: Optional[str] = None) -> "Dataset":
         """At most the first ``count`` elements (-1: all)."""
         with get_default_graph().atomic():
             return self._same_structure("TakeDataset",
-                                        [self._variant_tensor, _int64(count, "count")])
+                                        [self._variant_tensor, _int64(count, "count")],
+                                        name=name)
 
-    def skip(self, count) -> "Dataset":
+    def skip(self, count, name: Optional[str] = None) -> "Dataset":
         """All but the first ``count`` elements (-1: none)."""
         with get_default_graph().atomic():
             return self._same_structure("SkipDataset",
-                                        [self._variant_tensor, _int64(count, "count")])
+                                        [self._variant_tensor, _int64(count, "count")],
+                                        name=name)
 
-    def cache(self, filename: str = "") -> "Dataset":
+    def cache(self, filename: str = "", name: Optional[str] = None) -> "Dataset":
         """Keeps the elements of a first full pass in memory (or in ``filename``)."""
+        if filename:
+            _refuse_sparse(self._specs, "cache to a file")
         with get_default_graph().atomic():
-            name = convert_to_tensor(filename, dtype=dtypes.string, name="filename")
-            return self._same_structure("CacheDataset", [self._variant_tensor, name])
+            path = convert_to_tensor(filename, dtype=dtypes.string, name="filename")
+            return self._same_structure("CacheDataset", [self._variant_tensor, path], name=name)
 
-    def prefetch(self, buffer_size) -> "Dataset":
+    def prefetch(self, buffer_size, name: Optional[str] = None) -> "Dataset":
         """Makes up to ``buffer_size`` elements ahead on a background thread."""
         with get_default_graph().atomic():
             return self._same_structure(
-                "PrefetchDataset", [self._variant_tensor, _int64(buffer_size, "buffer_size")])
+                "PrefetchDataset", [self._variant_tensor, _int64(buffer_size, "buffer_size")],
+                name=name)
 
     @staticmethod
-    def list_files(file_pattern, shuffle: Optional[bool] = None, seed: Optional[int] = None
-                   ) -> "Dataset":
+    def list_files(file_pattern, shuffle: Optional[bool] = None, seed: Optional[int] = None,
+                   name: Optional[str] = None) -> "Dataset":
         """The names of the files matching ``file_pattern`` (shuffled unless
         ``shuffle=False``)."""
         with get_default_graph().atomic():
@@ -361,10 +450,9 @@ class Dataset:
                            name="match_not_empty")
             with control_dependencies([check]):
                 names = identity(names)
-            dataset = Dataset.from_tensor_slices(names)
-            if shuffle is not False:
-                dataset = dataset.shuffle(10000, seed=seed)
-            return dataset
+            if shuffle is False:
+                return Dataset.from_tensor_slices(names, name=name)
+            return Dataset.from_tensor_slices(names).shuffle(10000, seed=seed, name=name)
 
     def apply(self, transformation_func: Callable) -> "Dataset":
         """``transformation_func(self)``, which must return a Dataset."""
@@ -393,9 +481,9 @@ class Dataset:
         outer = get_default_graph()
         graph = FuncGraph(f"{kind}_fn", outer)
         with graph.as_default():
-            args = [graph.add_input(s.dtype, s.shape, name=f"arg{i}")
-                    for i, s in enumerate(self._specs)]
-            element = nest.pack(self._structure, args)
+            args = [graph.add_input(dtype, shape, name=f"arg{i}") for i, (dtype, shape)
+                    in enumerate(_component_specs(self._specs))]
+            element = nest.pack(self._structure, _leaves(self._specs, args))
             if isinstance(element, tuple) and not hasattr(element, "_fields"):
                 result = fn(*element)
             else:
@@ -411,14 +499,46 @@ class Dataset:
                                   "list: converted to a tuple", stacklevel=3)
                 structure = nest.normalize(tuple(result) if isinstance(result, list)
                                            else result)
-                outputs = [_function_output(graph, convert_to_tensor(v))
-                           for v in nest.flatten(structure)]
+                leaves = [_leaf(v, "output") for v in nest.flatten(structure)]
+                outputs = [_function_output(graph, t) for t in _components(leaves)]
+                specs = _specs_of(leaves)
         captured_sources = graph.captured_sources()
         captured = [graph.captures[s] for s in captured_sources]
         function = Function(graph, args + captured, outputs, name=f"{kind}_fn")
         if not dataset:
-            structure = nest.pack(structure, _specs_of(outputs))
+            structure = nest.pack(structure, specs)
         return function, structure, captured_sources
+
+
+def interleave_op(dataset: Dataset, map_func: Callable, cycle_length, block_length,
+                  op_type: str, buffer_output_elements=None, prefetch_input_elements=None,
+                  parallel=None, name: Optional[str] = None, **attrs) -> Dataset:
+    """``dataset`` interleaved by an ``op_type`` op (``Dataset.interleave`` and
+    ``experimental.parallel_interleave``); the parallel ones take the read-ahead sizes
+    and ``num_parallel_calls`` as inputs, as TF's do."""
+    graph = get_default_graph()
+    with graph.atomic():
+        function, inner, captured = dataset._trace(map_func, "interleave", dataset=True)
+        cycle = _int64(AUTOTUNE if cycle_length is None else cycle_length, "cycle_length")
+        block = _int64(1 if block_length is None else block_length, "block_length")
+        inputs = [dataset._variant_tensor, cycle, block]
+        if op_type != "InterleaveDataset":
+            inputs += [_int64(buffer_output_elements, "buffer_output_elements"),
+                       _int64(prefetch_input_elements, "prefetch_input_elements")]
+        if parallel is not None:
+            inputs.append(_int64(parallel, "num_parallel_calls"))
+        variant = dataset_ops.make_dataset(op_type, inputs + captured, metadata=name,
+                                           f=function, **attrs)
+    return Dataset(variant, inner._structure, inner._specs)
+
+
+def _check_parallel(num_parallel_calls) -> int:
+    """``num_parallel_calls`` as an int: positive or AUTOTUNE."""
+    parallel = int(num_parallel_calls)
+    if parallel < 1 and parallel != AUTOTUNE:
+        raise ValueError(f"num_parallel_calls must be positive or AUTOTUNE, got "
+                         f"{num_parallel_calls}")
+    return parallel
 
 
 def _static_int(tensor: Tensor) -> Optional[int]:
@@ -465,8 +585,8 @@ class Iterator:
         graph = dataset._variant_tensor.graph
         with graph.atomic():
             handle = dataset_ops.iterator_handle(
-                [s.dtype for s in dataset._specs], [s.shape for s in dataset._specs],
-                dataset=dataset._variant_tensor, name="OneShotIterator")
+                *_types_and_shapes(dataset._specs), dataset=dataset._variant_tensor,
+                name="OneShotIterator")
         return cls(handle, None, dataset._structure, dataset._specs)
 
     @classmethod
@@ -474,8 +594,8 @@ class Iterator:
         graph = dataset._variant_tensor.graph
         with graph.atomic():
             handle = dataset_ops.iterator_handle(
-                [s.dtype for s in dataset._specs], [s.shape for s in dataset._specs],
-                shared_name=shared_name or "", name="IteratorV2")
+                *_types_and_shapes(dataset._specs), shared_name=shared_name or "",
+                name="IteratorV2")
             initializer = dataset_ops.make_iterator(dataset._variant_tensor, handle)
         return cls(handle, initializer, dataset._structure, dataset._specs)
 
@@ -485,8 +605,7 @@ class Iterator:
         """An iterator of this structure, not bound to a dataset (see ``make_initializer``)."""
         structure, specs = _structure_of(output_types, output_shapes, output_classes)
         with get_default_graph().atomic():
-            handle = dataset_ops.iterator_handle([s.dtype for s in specs],
-                                                 [s.shape for s in specs],
+            handle = dataset_ops.iterator_handle(*_types_and_shapes(specs),
                                                  shared_name=shared_name or "",
                                                  name="Iterator")
         return Iterator(handle, None, structure, specs)
@@ -500,8 +619,8 @@ class Iterator:
         with graph.atomic():
             string_handle = convert_to_tensor(string_handle, dtype=dtypes.string,
                                               name="string_handle")
-            handle = dataset_ops.iterator_from_string_handle(
-                string_handle, [s.dtype for s in specs], [s.shape for s in specs])
+            handle = dataset_ops.iterator_from_string_handle(string_handle,
+                                                             *_types_and_shapes(specs))
         return Iterator(handle, None, structure, specs)
 
     @property
@@ -523,12 +642,13 @@ class Iterator:
 
     @property
     def output_classes(self):
-        return nest.map_structure(lambda s: Tensor, self._structure)
+        return nest.map_structure(lambda s: SparseTensor if s.sparse else Tensor,
+                                  self._structure)
 
     def make_initializer(self, dataset: Dataset, name: Optional[str] = None):
         """The op starting this iterator on ``dataset`` (same types, compatible shapes)."""
-        mine = [s.dtype for s in self._specs]
-        theirs = [s.dtype for s in dataset._specs]
+        mine = [(s.dtype, s.sparse) for s in self._specs]
+        theirs = [(s.dtype, s.sparse) for s in dataset._specs]
         if mine != theirs:
             raise TypeError(f"Expected output types {self.output_types} but got dataset with "
                             f"output types {dataset.output_types}.")
@@ -543,9 +663,9 @@ class Iterator:
         """The next element (a nest of tensors); running it past the end raises
         ``OutOfRangeError``."""
         with self._handle.graph.atomic():
-            flat = dataset_ops.iterator_get_next(self._handle, [s.dtype for s in self._specs],
-                                                 [s.shape for s in self._specs], name=name)
-        return nest.pack(self._structure, flat)
+            flat = dataset_ops.iterator_get_next(self._handle,
+                                                 *_types_and_shapes(self._specs), name=name)
+            return nest.pack(self._structure, _leaves(self._specs, flat))
 
     def string_handle(self, name: Optional[str] = None) -> Tensor:
         """A string naming this iterator, to feed to ``from_string_handle``."""
@@ -554,15 +674,30 @@ class Iterator:
 
 
 def _structure_of(output_types, output_shapes, output_classes) -> tuple:
-    if output_classes is not None and any(c is not Tensor for c in
-                                          nest.flatten(nest.normalize(output_classes))):
-        raise ValueError("output_classes other than Tensor are not supported by gradflow")
     types = nest.map_structure(dtypes.as_dtype, nest.normalize(output_types))
     flat_types = nest.flatten(types)
+    classes = [Tensor] * len(flat_types) if output_classes is None else \
+        _flatten_shapes(output_classes, types)
+    if any(c not in (Tensor, SparseTensor) for c in classes):
+        raise ValueError("output_classes other than Tensor and SparseTensor are not "
+                         "supported by gradflow")
     shapes = [TensorShape(None)] * len(flat_types) if output_shapes is None else \
         [as_shape(s) for s in _flatten_shapes(output_shapes, types)]
-    specs = [_Spec(t, s) for t, s in zip(flat_types, shapes, strict=True)]
+    specs = [_Spec(t, s, c is SparseTensor)
+             for t, s, c in zip(flat_types, shapes, classes, strict=True)]
     return nest.pack(types, specs), specs
+
+
+def _types_and_shapes(specs: list) -> tuple:
+    """The component dtypes and shapes an iterator op holds for ``specs``."""
+    components = _component_specs(specs)
+    return [dtype for dtype, _ in components], [shape for _, shape in components]
+
+
+def _refuse_sparse(specs: list, what: str) -> None:
+    if any(spec.sparse for spec in specs):
+        raise ValueError(f"{what}: elements with SparseTensor components are not supported "
+                         "by gradflow (densify them with sparse.to_dense inside map)")
 
 
 def _ops_behind(tensor: Tensor) -> list:

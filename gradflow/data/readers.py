@@ -1,7 +1,7 @@
 """File datasets: ``TFRecordDataset``, ``TextLineDataset``, ``FixedLengthRecordDataset``."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from gradflow.data.dataset import Dataset, _Spec
 from gradflow.framework import dtypes
@@ -38,9 +38,19 @@ def _records(variant) -> Dataset:
     return Dataset(variant, spec, [spec])
 
 
+def _read_in_parallel(names, read_one: Callable, num_parallel_reads) -> Dataset:
+    """The files' records, ``num_parallel_reads`` files read at once on threads and their
+    records interleaved one at a time (TF's order)."""
+    files = Dataset.from_tensor_slices(names) if names.shape.ndims != 0 else \
+        Dataset.from_tensors(names)
+    return files.interleave(read_one, cycle_length=num_parallel_reads, block_length=1,
+                            num_parallel_calls=num_parallel_reads)
+
+
 def TFRecordDataset(filenames, compression_type: Optional[str] = None,  # noqa: N802
                     buffer_size: Optional[int] = None,
-                    num_parallel_reads: Optional[int] = None) -> Dataset:
+                    num_parallel_reads: Optional[int] = None,
+                    name: Optional[str] = None) -> Dataset:
     """The records of TFRecord files (several read at once, interleaved, with
     ``num_parallel_reads``)."""
     graph = get_default_graph()
@@ -49,33 +59,46 @@ def TFRecordDataset(filenames, compression_type: Optional[str] = None,  # noqa: 
         compression, buffer = _compression(compression_type), _buffer(buffer_size)
         if num_parallel_reads is None:
             return _records(dataset_ops.make_dataset("TFRecordDataset",
-                                                     [names, compression, buffer]))
-        files = Dataset.from_tensor_slices(names) if names.shape.ndims != 0 else \
-            Dataset.from_tensors(names)
-        return files.interleave(lambda name: TFRecordDataset(name, compression_type,
-                                                             buffer_size),
-                                cycle_length=num_parallel_reads, block_length=1)
+                                                     [names, compression, buffer],
+                                                     metadata=name))
+        return _read_in_parallel(names, lambda one: TFRecordDataset(
+            one, compression_type, buffer_size, name=name), num_parallel_reads)
 
 
 def TextLineDataset(filenames, compression_type: Optional[str] = None,  # noqa: N802
-                    buffer_size: Optional[int] = None) -> Dataset:
-    """The lines of text files, without their line endings."""
+                    buffer_size: Optional[int] = None,
+                    num_parallel_reads: Optional[int] = None,
+                    name: Optional[str] = None) -> Dataset:
+    """The lines of text files, without their line endings (several files read at once,
+    interleaved, with ``num_parallel_reads``)."""
     with get_default_graph().atomic():
-        inputs = [_filenames(filenames), _compression(compression_type), _buffer(buffer_size)]
-        return _records(dataset_ops.make_dataset("TextLineDataset", inputs))
+        names = _filenames(filenames)
+        if num_parallel_reads is not None:
+            return _read_in_parallel(names, lambda one: TextLineDataset(
+                one, compression_type, buffer_size, name=name), num_parallel_reads)
+        inputs = [names, _compression(compression_type), _buffer(buffer_size)]
+        return _records(dataset_ops.make_dataset("TextLineDataset", inputs, metadata=name))
 
 
 def FixedLengthRecordDataset(filenames, record_bytes: int,  # noqa: N802
                              header_bytes: Optional[int] = None,
                              footer_bytes: Optional[int] = None,
                              buffer_size: Optional[int] = None,
-                             compression_type: Optional[str] = None) -> Dataset:
-    """Records of ``record_bytes`` bytes each, after a header and before a footer."""
+                             compression_type: Optional[str] = None,
+                             num_parallel_reads: Optional[int] = None,
+                             name: Optional[str] = None) -> Dataset:
+    """Records of ``record_bytes`` bytes each, after a header and before a footer
+    (several files read at once, interleaved, with ``num_parallel_reads``)."""
     with get_default_graph().atomic():
+        names = _filenames(filenames)
+        if num_parallel_reads is not None:
+            return _read_in_parallel(names, lambda one: FixedLengthRecordDataset(
+                one, record_bytes, header_bytes, footer_bytes, buffer_size, compression_type,
+                name=name), num_parallel_reads)
         ints = [convert_to_tensor(v, dtype=dtypes.int64, name=n) for n, v in (
             ("header_bytes", header_bytes or 0), ("record_bytes", record_bytes),
             ("footer_bytes", footer_bytes or 0))]
-        inputs = [_filenames(filenames)] + ints + [_buffer(buffer_size),
-                                                   _compression(compression_type)]
-        return _records(dataset_ops.make_dataset("FixedLengthRecordDataset", inputs))
+        inputs = [names] + ints + [_buffer(buffer_size), _compression(compression_type)]
+        return _records(dataset_ops.make_dataset("FixedLengthRecordDataset", inputs,
+                                                 metadata=name))
 

@@ -1,13 +1,12 @@
 """Element structures of datasets: nests of tuples, dicts and namedtuples of tensors.
 
-Datasets run on flat lists of components; these helpers flatten a structure (dict keys
-sorted, as TF's ``nest`` does) and pack flat values back into its shape.
+Datasets run on flat lists of leaves (a tensor or a ``SparseTensor`` each); these
+helpers flatten a structure (dict keys sorted, as TF's ``nest`` does) and pack flat
+values back into its shape.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
-
-from gradflow.framework.sparse_tensor import SparseTensor
 
 __all__ = ["flatten", "pack", "map_structure"]
 
@@ -18,9 +17,6 @@ def _is_namedtuple(value) -> bool:
 
 def flatten(structure) -> list:
     """The leaves of ``structure`` in TF's order (dicts by sorted key)."""
-    if isinstance(structure, SparseTensor):
-        raise ValueError("SparseTensor components of dataset elements are not supported by "
-                         "gradflow (densify them, e.g. with sparse.to_dense, inside map)")
     if isinstance(structure, dict):
         return [leaf for key in sorted(structure) for leaf in flatten(structure[key])]
     if isinstance(structure, tuple):

@@ -4,13 +4,18 @@ The ``tensorboard`` package does not ship these two files, so their schema is de
 here as protobuf ``FileDescriptorProto``s and the message classes are made by protobuf's
 own ``message_factory``: encoding, decoding and text format are protobuf's, with TF's
 full names (``tensorflow.Example``...), so bytes written here are what TF writes.
+
+``ExampleFeatureBytes`` reads the same bytes as ``Example`` but keeps each feature's
+value as the bytes of its ``Feature`` message: parsing kernels decode the features they
+were asked for from those bytes in bulk (``ops/parsing_ops.py``) instead of building a
+Python message per feature.
 """
 from __future__ import annotations
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 __all__ = ["BytesList", "FloatList", "Int64List", "Feature", "Features", "FeatureList",
-           "FeatureLists", "Example", "SequenceExample"]
+           "FeatureLists", "Example", "SequenceExample", "ExampleFeatureBytes"]
 
 _F = descriptor_pb2.FieldDescriptorProto
 
@@ -36,7 +41,10 @@ def _map_entry(message, entry_name: str, value_type: str) -> None:
     entry = message.nested_type.add(name=entry_name)
     entry.options.map_entry = True
     _field(entry, "key", 1, _F.TYPE_STRING)
-    _field(entry, "value", 2, _F.TYPE_MESSAGE, type_name=value_type)
+    if value_type:
+        _field(entry, "value", 2, _F.TYPE_MESSAGE, type_name=value_type)
+    else:  # the value message kept as its bytes (same wire type: length-delimited)
+        _field(entry, "value", 2, _F.TYPE_BYTES)
 
 
 def _feature_file() -> descriptor_pb2.FileDescriptorProto:
@@ -79,10 +87,24 @@ def _example_file() -> descriptor_pb2.FileDescriptorProto:
     return proto
 
 
+def _feature_bytes_file() -> descriptor_pb2.FileDescriptorProto:
+    """``Example`` with ``Features.feature`` a map of key to the ``Feature``'s bytes."""
+    proto = descriptor_pb2.FileDescriptorProto(
+        name="gradflow/example_feature_bytes.proto", package="gradflow", syntax="proto3")
+    features = proto.message_type.add(name="FeaturesBytes")
+    _map_entry(features, "FeatureEntry", "")
+    _field(features, "feature", 1, _F.TYPE_MESSAGE, _F.LABEL_REPEATED,
+           type_name=".gradflow.FeaturesBytes.FeatureEntry")
+    example = proto.message_type.add(name="ExampleFeatureBytes")
+    _field(example, "features", 1, _F.TYPE_MESSAGE, type_name=".gradflow.FeaturesBytes")
+    return proto
+
+
 # A pool of our own: a process that also imports TensorFlow keeps both without clashes.
 _POOL = descriptor_pool.DescriptorPool()
 _POOL.Add(_feature_file())
 _POOL.Add(_example_file())
+_POOL.Add(_feature_bytes_file())
 
 
 def _message(name: str):
@@ -98,3 +120,5 @@ FeatureList = _message("FeatureList")
 FeatureLists = _message("FeatureLists")
 Example = _message("Example")
 SequenceExample = _message("SequenceExample")
+ExampleFeatureBytes = message_factory.GetMessageClass(
+    _POOL.FindMessageTypeByName("gradflow.ExampleFeatureBytes"))

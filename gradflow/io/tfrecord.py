@@ -4,8 +4,8 @@ A TFRecord file is a sequence of records, each framed as TF frames it::
 
     uint64 length | uint32 masked crc32c(length) | bytes data | uint32 masked crc32c(data)
 
-(little endian; the masked CRC-32C is computed by ``google_crc32c`` or, without it, by
-the ``tensorboard`` package's pure-Python function). A whole file may
+(little endian; the masked CRC-32C is computed by ``google_crc32c`` or, without it, on
+NumPy, the records of a chunk that share a length together). A whole file may
 be compressed as one ZLIB or GZIP stream. Importing this module registers the format
 with the engine's reader hook (``ops/record_formats.py``), so ``TFRecordDataset`` and
 ``TFRecordReader`` read the same files.
@@ -19,9 +19,11 @@ import struct
 import zlib
 from typing import BinaryIO, Iterator, Optional, Union
 
+import numpy as np
 from tensorboard.compat.tensorflow_stub import pywrap_tensorflow
 
 from gradflow.framework import errors
+from gradflow.io.crc32c import crc32c, crc32c_rows
 from gradflow.ops.record_formats import register_record_format
 from gradflow.tools.npz_io import open_regular
 
@@ -40,15 +42,56 @@ _CRC = struct.Struct("<I")
 MAX_RECORD_BYTES = 1 << 30
 # Records and compressed input are read in pieces of this size.
 _CHUNK = 1 << 20
+# Without google_crc32c: records of one length are summed on NumPy together when there
+# are this many; one buffer this long or longer is summed on NumPy alone. Spans this
+# short (the 8-byte lengths) are summed on NumPy together either way: fewer Python calls.
+_NUMPY_CRC_ROWS = 8
+_NUMPY_CRC_BYTES = 1 << 14
+_NUMPY_CRC_ROW_BYTES = 8
 
 
 def masked_crc32c(data: bytes) -> int:
-    """TFRecord's masked CRC-32C of ``data`` (the ``tensorboard`` package's function, or
-    the same sum from ``google_crc32c`` when that is installed)."""
+    """TFRecord's masked CRC-32C of ``data`` (``google_crc32c`` when installed, else the
+    ``tensorboard`` package's pure-Python function, or NumPy's for long data)."""
     if google_crc32c is None:
+        if len(data) >= _NUMPY_CRC_BYTES:
+            crc = crc32c(data)
+            return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
         return pywrap_tensorflow.masked_crc32c(data)
     crc = google_crc32c.value(data)
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _masked_crcs(buffer: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The masked CRC-32C of ``buffer[start:start + length]`` for each start and length.
+    Spans sharing a short length (and without ``google_crc32c``, any length) are summed
+    together on NumPy: one step per byte of the length, whatever their number."""
+    out = np.zeros(len(starts), np.uint32)
+    data = np.frombuffer(buffer, np.uint8)
+    for length in np.unique(lengths).tolist():
+        members = np.flatnonzero(lengths == length)
+        on_numpy = len(members) >= _NUMPY_CRC_ROWS and (
+            length <= _NUMPY_CRC_ROW_BYTES or
+            google_crc32c is None and length < _NUMPY_CRC_BYTES)
+        if on_numpy:
+            crcs = crc32c_rows(data[starts[members, None] + np.arange(length)])
+        elif google_crc32c is not None:
+            crcs = np.array([google_crc32c.value(buffer[start:start + length])
+                             for start in starts[members].tolist()], np.uint32)
+        else:
+            for index in members.tolist():
+                start = int(starts[index])
+                out[index] = masked_crc32c(buffer[start:start + length])
+            continue
+        out[members] = ((crcs >> np.uint32(15)) | (crcs << np.uint32(17))) \
+            + np.uint32(0xA282EAD8)
+    return out
+
+
+def _stored_crcs(buffer: bytes, starts: np.ndarray) -> np.ndarray:
+    """The little-endian uint32 checksums stored at ``starts``."""
+    data = np.frombuffer(buffer, np.uint8)
+    return np.ascontiguousarray(data[starts[:, None] + np.arange(4)]).view("<u4").reshape(-1)
 
 
 class TFRecordCompressionType(enum.IntEnum):
@@ -230,20 +273,57 @@ def _bytes_left(source) -> Optional[int]:
     return os.fstat(source.fileno()).st_size - source.tell()
 
 
-def _read_exactly(source, length: int) -> Optional[bytes]:
-    """``length`` bytes, or None where the stream ends first; read in chunks, so memory
-    grows only with the bytes that really arrive (and a short read is never joined)."""
-    if length <= _CHUNK:
-        data = source.read(length)
-        return data if len(data) == length else None
-    parts, wanted = [], length
-    while wanted > 0:
-        chunk = source.read(min(wanted, _CHUNK))
+def _refill(source, buffer: bytes, at: int, wanted: int) -> Optional[bytes]:
+    """The unread part of ``buffer`` (from ``at``) topped up from ``source``, a chunk at a
+    time, to at least ``wanted`` bytes; None where the stream ends first (what arrived is
+    never joined, so memory grows only with the bytes that really arrive)."""
+    parts, have = [buffer[at:]], len(buffer) - at
+    while have < wanted:
+        chunk = source.read(_CHUNK)
         if not chunk:
             return None
         parts.append(chunk)
-        wanted -= len(chunk)
+        have += len(chunk)
     return b"".join(parts)
+
+
+def _whole_frames(buffer: bytes, at: int, left: Optional[int], limit: int) -> list:
+    """``(position, length)`` of the records lying wholly in ``buffer`` from ``at``, up to
+    the first one that does not (or declares more than ``limit`` or than the ``left``
+    bytes of the file): that one is left to the record-by-record checks."""
+    frames, pos, end = [], at, len(buffer)
+    while end - pos >= 12:
+        length = _LENGTH.unpack_from(buffer, pos)[0]
+        if length > limit or end - pos < 16 + length or \
+                (left is not None and length + 4 > left - (pos - at) - 12):
+            break
+        frames.append((pos, length))
+        pos += 16 + length
+    return frames
+
+
+def _first_corrupt(buffer: bytes, frames: list) -> Optional[tuple]:
+    """(index, "length" or "data") of the first frame whose checksum is wrong, or None."""
+    starts = np.array([pos for pos, _ in frames], np.int64)
+    lengths = np.array([length for _, length in frames], np.int64)
+    bad_length = _masked_crcs(buffer, starts, np.full(len(frames), 8)) != \
+        _stored_crcs(buffer, starts + 8)
+    bad_data = _masked_crcs(buffer, starts + 12, lengths) != \
+        _stored_crcs(buffer, starts + 12 + lengths)
+    bad = np.flatnonzero(bad_length | bad_data)
+    if not len(bad):
+        return None
+    index = int(bad[0])
+    return index, "length" if bad_length[index] else "data"
+
+
+def _corrupted(path: str, offset: int, part: str) -> errors.DataLossError:
+    if part == "length":
+        return errors.DataLossError(None, None, f"{path}: corrupted record at {offset} "
+                                    "(length checksum mismatch: is this even a TFRecord "
+                                    "file?)")
+    return errors.DataLossError(None, None, f"{path}: corrupted record at {offset + 12} "
+                                "(data checksum mismatch)")
 
 
 def read_records(path: str, compression_type: str = "",
@@ -256,21 +336,34 @@ def read_records(path: str, compression_type: str = "",
     and "record at <offset> declares N bytes, more than the limit" beyond
     ``max_record_bytes``; a partial header at the very end ends the file, as in TF.
     ``NotFoundError`` for a missing file, ``ValueError`` for one that is not regular.
+    The file is read a chunk at a time; the records lying wholly in a chunk are cut
+    and checked together (each is yielded only once those before it proved sound).
     """
     source = _open_for_reading(path, _compression_name(compression_type))
-    offset = 0
+    size = _bytes_left(source)  # None for a compressed stream
+    offset, buffer, at = 0, b"", 0
     try:
         while True:
-            header = source.read(12)
-            if len(header) < 12:
-                return  # TF ends quietly on an empty or partial header
-            length_bytes = header[:8]
-            if _CRC.unpack(header[8:])[0] != masked_crc32c(length_bytes):
-                raise errors.DataLossError(None, None, f"{path}: corrupted record at {offset} "
-                                           "(length checksum mismatch: is this even a "
-                                           "TFRecord file?)")
+            frames = _whole_frames(buffer, at, None if size is None else size - offset,
+                                   max_record_bytes)
+            corrupt = _first_corrupt(buffer, frames) if frames else None
+            for pos, length in frames[:None if corrupt is None else corrupt[0]]:
+                yield buffer[pos + 12:pos + 12 + length]
+            if corrupt is not None:
+                raise _corrupted(path, offset + frames[corrupt[0]][0] - at, corrupt[1])
+            if frames:
+                consumed = frames[-1][0] + 16 + frames[-1][1] - at
+                offset, at = offset + consumed, at + consumed
+            # the next record is not wholly in the buffer: checked step by step
+            if len(buffer) - at < 12:
+                buffer, at = _refill(source, buffer, at, 12), 0
+                if buffer is None:
+                    return  # TF ends quietly on an empty or partial header
+            length_bytes = buffer[at:at + 8]
+            if _CRC.unpack_from(buffer, at + 8)[0] != masked_crc32c(length_bytes):
+                raise _corrupted(path, offset, "length")
             length = _LENGTH.unpack(length_bytes)[0]
-            left = _bytes_left(source)
+            left = None if size is None else size - offset - 12
             if left is not None and length + 4 > left:
                 raise errors.DataLossError(None, None, f"{path}: truncated record at {offset}"
                                            f" (declares {length} bytes, {left} are left)")
@@ -278,15 +371,18 @@ def read_records(path: str, compression_type: str = "",
                 raise errors.DataLossError(None, None, f"{path}: record at {offset} declares "
                                            f"{length} bytes, more than the limit of "
                                            f"{max_record_bytes}")
-            data = _read_exactly(source, length + 4)
-            if data is None:
-                raise errors.DataLossError(None, None, f"{path}: truncated record at {offset}")
-            record = data[:length]
-            if _CRC.unpack(data[length:])[0] != masked_crc32c(record):
-                raise errors.DataLossError(None, None, f"{path}: corrupted record at "
-                                           f"{offset + 12} (data checksum mismatch)")
+            framed = 16 + length
+            if len(buffer) - at < framed:
+                buffer, at = _refill(source, buffer, at, framed), 0
+                if buffer is None:
+                    raise errors.DataLossError(None, None,
+                                               f"{path}: truncated record at {offset}")
+            record = buffer[at + 12:at + 12 + length]
+            if _CRC.unpack_from(buffer, at + 12 + length)[0] != masked_crc32c(record):
+                raise _corrupted(path, offset, "data")
             yield record
-            offset += 16 + length
+            at += framed
+            offset += framed
     except (OSError, EOFError, zlib.error) as err:
         raise errors.DataLossError(None, None, f"{path}: truncated record at {offset} "
                                    f"({err})") from None

@@ -146,6 +146,15 @@ class IteratorResource:
 
 
 def _stack(values: list, index: int) -> np.ndarray:
+    if isinstance(values[0], bytes) and all(type(v) is bytes for v in values):
+        batch = np.empty(len(values), dtype=object)  # string scalars: keep them objects
+        batch[:] = values
+        return batch
+    if not isinstance(values[0], (str, bytes)):
+        try:
+            return np.stack(values)
+        except ValueError:
+            pass  # elements of different shapes: named below
     first = np.shape(values[0])
     for value in values[1:]:
         if np.shape(value) != first:
@@ -202,7 +211,8 @@ def blocking_get(source: "queue.Queue", env: IterationEnv):
 
 def prefetched(elements: Iterator[tuple], buffer_size: int, env: IterationEnv,
                name: str) -> Iterator[tuple]:
-    """Yields ``elements`` as made ahead, up to ``buffer_size`` of them, by a thread."""
+    """Yields ``elements`` as made ahead, up to ``buffer_size`` of them, by a thread that
+    starts now (not on the first element asked for)."""
     buffer: queue.Queue = queue.Queue(maxsize=max(1, buffer_size))
     done = threading.Event()  # the consumer went away
 
@@ -225,6 +235,12 @@ def prefetched(elements: Iterator[tuple], buffer_size: int, env: IterationEnv,
             put(("error", err))
 
     env.start_thread(produce, name)
+    return _consumed(buffer, done, env)
+
+
+def _consumed(buffer: "queue.Queue", done: threading.Event, env: IterationEnv
+              ) -> Iterator[tuple]:
+    """The consumer's side of ``prefetched``: ``done`` tells the producer it went away."""
     try:
         while True:
             kind, value = blocking_get(buffer, env)

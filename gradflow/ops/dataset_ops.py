@@ -13,12 +13,14 @@ and ``IteratorFromStringHandleV2`` name it for feedable iterators.
 """
 from __future__ import annotations
 
+import collections
 import gzip
 import io
 import itertools
 import os
+import threading
 import zlib
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -36,12 +38,15 @@ __all__ = ["make_dataset", "DATASET_OP_TYPES", "iterator_handle", "make_iterator
            "register_generator", "AUTOTUNE"]
 
 AUTOTUNE = -1
+_SHUFFLE_DRAWS = 1024  # random buffer slots a shuffle draws at once
 _VARIANT = [(dtypes.variant, TensorShape([]))]
 _keys = itertools.count()
 
 
 def _dataset(op_type: str, kernel: Callable) -> None:
-    define_op(op_type, infer=lambda inputs, attrs: _VARIANT, kernel=kernel, stateful=True)
+    def run(*inputs, metadata: bytes = b"", **attrs):  # the metadata attr names, only
+        return kernel(*inputs, **attrs)
+    define_op(op_type, infer=lambda inputs, attrs: _VARIANT, kernel=run, stateful=True)
     NotDifferentiable(op_type)
 
 
@@ -50,14 +55,40 @@ def _scalar(value) -> int:
 
 
 # ------------------------------------------------------------------------ sources
-def _slices_kernel(*components):
-    sizes = {np.shape(c)[0] for c in components}
+def _leaf_groups(components: Sequence, sparse: Optional[Sequence]) -> list:
+    """The components of each leaf: one array, or a SparseTensor's three."""
+    groups, at = [], 0
+    for is_sparse in (sparse if sparse is not None else [False] * len(components)):
+        width = 3 if is_sparse else 1
+        groups.append(tuple(components[at:at + width]))
+        at += width
+    return groups
+
+
+def _sparse_rows(indices, values, dense_shape) -> list:
+    """A SparseTensor's slices along its first dimension, as component triples."""
+    indices, values = np.asarray(indices), np.asarray(values)
+    shape = np.asarray(dense_shape)
+    rows = indices[:, 0] if len(indices) else np.zeros(0, np.int64)
+    order = np.argsort(rows, kind="stable")
+    bounds = np.searchsorted(rows[order], np.arange(int(shape[0]) + 1))
+    return [(indices[order[a:b], 1:], values[order[a:b]], shape[1:])
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _slices_kernel(*components, sparse=None):
+    groups = _leaf_groups(components, sparse)
+    slices = [_sparse_rows(*g) if len(g) == 3 else g[0] for g in groups]
+    sizes = {len(s) if isinstance(s, list) else np.shape(s)[0] for s in slices}
     if len(sizes) != 1:
         raise errors.InvalidArgumentError(
             None, None, f"All components must have the same size in the 0th dimension, got "
             f"{sorted(sizes)}")
     size = sizes.pop()
-    return it.DatasetValue(lambda env: (tuple(c[i] for c in components) for i in range(size)))
+
+    def element(i: int) -> tuple:
+        return tuple(c for s in slices for c in (s[i] if isinstance(s, list) else (s[i],)))
+    return it.DatasetValue(lambda env: (element(i) for i in range(size)))
 
 
 def _tensors_kernel(*components):
@@ -131,8 +162,7 @@ def _tfrecord_kernel(filenames, compression_type, buffer_size):
 
     def elements(env):
         for name in names:
-            for record in open_records("TFRecord", name, compression):
-                yield (record,)
+            yield from zip(open_records("TFRecord", name, compression))  # 1-tuples, made in C
     return it.DatasetValue(elements)
 
 
@@ -223,6 +253,32 @@ def _flat_map_kernel(dataset, *captured, f):
 
 
 def _interleave_kernel(dataset, cycle_length, block_length, *captured, f):
+    return _interleaved(dataset, cycle_length, block_length, captured, f, 0, 0, None)
+
+
+def _parallel_interleave_kernel(dataset, cycle_length, block_length, buffer_output_elements,
+                                prefetch_input_elements, num_parallel_calls, *captured, f):
+    workers = _scalar(num_parallel_calls)
+    return _interleaved(dataset, cycle_length, block_length, captured, f,
+                        max(1, _scalar(buffer_output_elements)),
+                        max(0, _scalar(prefetch_input_elements)),
+                        it.autotune_workers() if workers == AUTOTUNE else workers)
+
+
+def _legacy_interleave_kernel(dataset, cycle_length, block_length, buffer_output_elements,
+                              prefetch_input_elements, *captured, f, sloppy):
+    return _interleaved(dataset, cycle_length, block_length, captured, f,
+                        max(1, _scalar(buffer_output_elements)),
+                        max(0, _scalar(prefetch_input_elements)), None)
+
+
+def _interleaved(dataset, cycle_length, block_length, captured, f, ahead: int, opened: int,
+                 workers: Optional[int]):
+    """Interleave's elements; ``ahead`` > 0: each input dataset is read ahead (that many
+    elements) on a thread, ``opened`` more inputs than the cycle holds are started early,
+    and at most ``workers`` (None: any number) of those threads make an element at once.
+    The order is the sequential interleave's either way (as TF's deterministic parallel
+    interleave)."""
     cycle = _scalar(cycle_length)
     cycle = it.autotune_workers() if cycle == AUTOTUNE else cycle
     block = _scalar(block_length)
@@ -233,6 +289,21 @@ def _interleave_kernel(dataset, cycle_length, block_length, *captured, f):
     def elements(env):
         inner = _mapper(env, f, captured)
         source = dataset.iterate(env)
+        waiting: collections.deque = collections.deque()  # inputs opened ahead
+        gate = None if workers is None else threading.BoundedSemaphore(workers)
+
+        def next_input():
+            while len(waiting) <= opened:
+                element = next(source, None)
+                if element is None:
+                    break
+                made = inner(element)[0].iterate(env)
+                if gate is not None:
+                    made = _gated(made, gate)
+                waiting.append(it.prefetched(made, ahead, env, "gradflow-interleave")
+                               if ahead else made)
+            return waiting.popleft() if waiting else None
+
         slots: list = [None] * cycle
         index, taken, open_count, input_done = 0, 0, 0, False
         while not input_done or open_count:
@@ -247,14 +318,24 @@ def _interleave_kernel(dataset, cycle_length, block_length, *captured, f):
                 slots[index], open_count = None, open_count - 1
                 index, taken = (index + 1) % cycle, 0
             elif not input_done:
-                element = next(source, None)
-                if element is None:
+                slots[index] = next_input()
+                if slots[index] is None:
                     input_done = True
                 else:
-                    slots[index], open_count = inner(element)[0].iterate(env), open_count + 1
+                    open_count += 1
             else:
                 index, taken = (index + 1) % cycle, 0
     return it.DatasetValue(elements)
+
+
+def _gated(elements: Iterator[tuple], gate: threading.BoundedSemaphore) -> Iterator[tuple]:
+    """``elements``, each made while holding ``gate`` (which bounds the threads at work)."""
+    while True:
+        with gate:
+            element = next(elements, None)
+        if element is None:
+            return
+        yield element
 
 
 _dataset("MapDataset", _map_kernel)
@@ -262,22 +343,67 @@ _dataset("ParallelMapDatasetV2", _map_kernel)
 _dataset("FilterDataset", _filter_kernel)
 _dataset("FlatMapDataset", _flat_map_kernel)
 _dataset("InterleaveDataset", _interleave_kernel)
+_dataset("ParallelInterleaveDatasetV4", _parallel_interleave_kernel)
+_dataset("LegacyParallelInterleaveDatasetV2", _legacy_interleave_kernel)
 
 
 # ------------------------------------------------------------ other transformations
-def _batch_kernel(dataset, batch_size, drop_remainder):
+def _batch_kernel(dataset, batch_size, drop_remainder, *, sparse=None):
+    return _batched(dataset, batch_size, drop_remainder, sparse, 1)
+
+
+def _parallel_batch_kernel(dataset, batch_size, num_parallel_calls, drop_remainder, *,
+                           sparse=None):
+    workers = _scalar(num_parallel_calls)
+    return _batched(dataset, batch_size, drop_remainder, sparse,
+                    it.autotune_workers() if workers == AUTOTUNE else workers)
+
+
+def _batched(dataset, batch_size, drop_remainder, sparse, workers: int):
+    """Batches of ``batch_size`` elements; ``workers`` > 1 stacks that many at once on a
+    thread pool (in order)."""
     size, drop = _scalar(batch_size), bool(np.asarray(drop_remainder))
     if size <= 0:
         raise errors.InvalidArgumentError(None, None, "Batch size must be greater than zero.")
+    batch = it.batch_components if not sparse or not any(sparse) else \
+        (lambda chunk: _batch_with_sparse(chunk, sparse))
 
-    def elements(env):
+    def chunks(env):
         source = dataset.iterate(env)
         while True:
             chunk = list(itertools.islice(source, size))
             if not chunk or (drop and len(chunk) < size):
                 return
-            yield it.batch_components(chunk)
+            yield chunk
+
+    def elements(env):
+        if workers <= 1:
+            return map(batch, chunks(env))
+        return it.parallel_map(chunks(env), batch, workers, env)
     return it.DatasetValue(elements)
+
+
+def _batch_with_sparse(chunk: list, sparse: Sequence) -> tuple:
+    """Batches elements with SparseTensor leaves: those gain a first index (the element's
+    place in the batch) and a dense shape of the batch size and each dimension's largest."""
+    out, at = [], 0
+    for is_sparse in sparse:
+        if not is_sparse:
+            out.extend(it.batch_components([(e[at],) for e in chunk]))
+            at += 1
+            continue
+        shapes = [np.asarray(e[at + 2]) for e in chunk]
+        if len({s.shape for s in shapes}) != 1:
+            raise errors.InvalidArgumentError(
+                None, None, "Cannot batch SparseTensors of different ranks")
+        rank = len(shapes[0])
+        indices = [np.concatenate([np.full((len(e[at]), 1), row, np.int64),
+                                   np.asarray(e[at], np.int64).reshape(len(e[at]), rank)],
+                                  axis=1) for row, e in enumerate(chunk)]
+        out += [np.concatenate(indices), np.concatenate([np.asarray(e[at + 1]) for e in chunk]),
+                np.concatenate([[len(chunk)], np.max(shapes, axis=0)]).astype(np.int64)]
+        at += 3
+    return tuple(out)
 
 
 def _padded_batch_kernel(dataset, batch_size, drop_remainder, *shapes_and_values, n):
@@ -322,12 +448,14 @@ def _shuffle_kernel(dataset, buffer_size, seed, seed2, *, reshuffle_each_iterati
     def elements(env):
         epoch = next(epochs) if reshuffle_each_iteration else 0
         rng = np.random.default_rng([seeds[0], seeds[1], epoch])
-        buffer: list = []
-        for element in dataset.iterate(env):
-            if len(buffer) < size:
-                buffer.append(element)
-                continue
-            pick = int(rng.integers(len(buffer)))
+        source = dataset.iterate(env)
+        buffer = list(itertools.islice(source, size))
+        picks: Iterator[int] = iter(())
+        for element in source:  # the buffer is full: each new element replaces a random one
+            pick = next(picks, None)
+            if pick is None:  # random slots drawn a block at a time, not one per element
+                picks = iter(rng.integers(size, size=_SHUFFLE_DRAWS).tolist())
+                pick = next(picks)
             yield buffer[pick]
             buffer[pick] = element
         while buffer:
@@ -441,6 +569,7 @@ def _prefetch_kernel(dataset, buffer_size):
 
 
 for _type, _kernel in (("BatchDatasetV2", _batch_kernel),
+                       ("ParallelBatchDataset", _parallel_batch_kernel),
                        ("PaddedBatchDatasetV2", _padded_batch_kernel),
                        ("UnbatchDataset", _unbatch_kernel), ("ShuffleDataset", _shuffle_kernel),
                        ("RepeatDataset", _repeat_kernel), ("TakeDataset", _take_kernel),
@@ -453,17 +582,35 @@ DATASET_OP_TYPES = frozenset({
     "TensorSliceDataset", "TensorDataset", "RangeDataset", "GeneratorDataset",
     "TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset", "MapDataset",
     "ParallelMapDatasetV2",
-    "FilterDataset", "FlatMapDataset", "InterleaveDataset", "BatchDatasetV2",
+    "FilterDataset", "FlatMapDataset", "InterleaveDataset", "ParallelInterleaveDatasetV4",
+    "LegacyParallelInterleaveDatasetV2", "BatchDatasetV2", "ParallelBatchDataset",
     "PaddedBatchDatasetV2", "UnbatchDataset", "ShuffleDataset", "RepeatDataset", "TakeDataset",
     "SkipDataset", "CacheDataset", "ZipDataset", "ConcatenateDataset", "PrefetchDataset"})
 
 
 def make_dataset(op_type: str, inputs: Sequence[Tensor], name: Optional[str] = None,
-                 **attrs) -> Tensor:
-    """Adds a dataset op of type ``op_type``; returns its variant tensor."""
+                 metadata: Optional[str] = None, **attrs) -> Tensor:
+    """Adds a dataset op of type ``op_type``; returns its variant tensor. ``metadata``:
+    the ``name=`` a TF program gave the transformation, kept as TF keeps it (the op's
+    ``metadata`` attr, a serialized ``DatasetMetadata`` holding the name)."""
     if op_type not in DATASET_OP_TYPES:
         raise ValueError(f"Unknown dataset op type {op_type!r}")
+    if metadata is not None:
+        if not isinstance(metadata, str):
+            raise TypeError(f"name must be a string, got {type(metadata).__name__}")
+        attrs["metadata"] = _dataset_metadata(metadata)
     return apply_op(op_type, list(inputs), name=name or op_type, **attrs)
+
+
+def _dataset_metadata(name: str) -> bytes:
+    """TF's ``DatasetMetadata`` proto bytes: field 1, the name."""
+    text = name.encode("utf-8")
+    length, prefix = len(text), bytearray()
+    while length >= 0x80:
+        prefix.append(length & 0x7F | 0x80)
+        length >>= 7
+    prefix.append(length)
+    return b"\x0a" + bytes(prefix) + text
 
 
 # ------------------------------------------------------------------------- iterators

@@ -17,23 +17,27 @@ import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import convert_to_tensor
-from gradflow.framework.example_proto import Example, SequenceExample
-from gradflow.framework.graph import name_scope
+from gradflow.framework.example_proto import ExampleFeatureBytes, Feature, SequenceExample
+from gradflow.framework.graph import get_default_graph, name_scope
 from gradflow.framework.registry import NotDifferentiable, define_op
 from gradflow.framework.sparse_tensor import SparseTensor
 from gradflow.framework.tensor_shape import TensorShape, as_shape
+from gradflow.ops.array import reshape
 from gradflow.ops.common import apply_op, graph_for
 
 try:
-    from PIL import Image
+    from PIL import Image, ImageSequence
 except ImportError:  # the optional [image] extra
-    Image = None
+    Image = ImageSequence = None
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
            "parse_single_example", "parse_single_sequence_example", "decode_raw",
-           "decode_csv", "string_split", "decode_png", "decode_jpeg", "decode_image"]
+           "decode_csv", "string_split", "strings_split", "decode_png", "decode_jpeg",
+           "decode_image"]
 
 _KINDS = {dtypes.int64: "int64_list", dtypes.float32: "float_list", dtypes.string: "bytes_list"}
+# the field tag (number 1-3, length-delimited) of each list in a Feature's bytes
+_TAGS = {dtypes.string: 0x0A, dtypes.float32: 0x12, dtypes.int64: 0x1A}
 
 
 def _as_bytes(value) -> bytes:
@@ -175,39 +179,277 @@ def _fixed_array(rows: list, dtype: dtypes.DType, shape: TensorShape, batched: b
     return out if batched else out[0]
 
 
+def _feature_maps(records: list) -> list:
+    """Each record's map of feature key to the bytes of its ``Feature`` message."""
+    parse = ExampleFeatureBytes.FromString
+    maps = []
+    for record in records:
+        try:
+            maps.append(parse(_as_bytes(record)).features.feature)
+        except Exception:  # protobuf's DecodeError and its relatives
+            raise errors.InvalidArgumentError(
+                None, None, f"Could not parse example input, value: '{record!r}'") from None
+    return maps
+
+
+def _feature_message(raw: Optional[bytes], key: str, where: str):
+    """The ``Feature`` message of one feature's bytes (None for an absent feature)."""
+    if raw is None:
+        return None
+    try:
+        return Feature.FromString(raw)
+    except Exception:  # protobuf's DecodeError and its relatives
+        raise errors.InvalidArgumentError(
+            None, None, f"Could not parse example input: feature {key!r} is malformed"
+            + where) from None
+
+
+def _varint(data: bytes, pos: int) -> tuple:
+    """(value, position after it) of the varint at ``pos``; value None when truncated."""
+    if pos < len(data) and data[pos] < 0x80:  # the common one-byte case
+        return data[pos], pos + 1
+    value, shift = 0, 0
+    while pos < len(data) and shift < 70:
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        pos += 1
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+    return None, pos
+
+
+def _payload_start(raw: bytes, tag: int) -> Optional[int]:
+    """Where the values of a ``Feature`` holding one packed list start, when ``raw`` is in
+    the form writers give it (list field ``tag``, one packed run of values, nothing
+    else); None for anything else (missing, unpacked, repeated or unknown fields)."""
+    if len(raw) < 4 or raw[0] != tag:
+        return None
+    length, pos = _varint(raw, 1)
+    if length is None or pos + length != len(raw) or raw[pos] != 0x0A:
+        return None
+    inner, start = _varint(raw, pos + 1)
+    return start if inner is not None and start + inner == len(raw) else None
+
+
+def _packed_payloads(raws: list, tag: int) -> Optional[tuple]:
+    """The packed values of one feature over a batch, as one uint8 array, and each
+    record's byte count; None when any record is not in the packed form."""
+    start = _payload_start(raws[0], tag)
+    if start is None:
+        return None
+    width = len(raws[0])
+    if all(len(raw) == width for raw in raws):
+        # the common case: every record's feature has the first's size, so its header is
+        # checked for all records at once
+        table = np.frombuffer(b"".join(raws), np.uint8).reshape(len(raws), width)
+        if (table[:, :start] == table[0, :start]).all():
+            return (np.ascontiguousarray(table[:, start:]).reshape(-1),
+                    np.full(len(raws), width - start, np.int64))
+    starts = [_payload_start(raw, tag) for raw in raws]
+    if None in starts:
+        return None
+    data = b"".join([raw[at:] for raw, at in zip(raws, starts, strict=True)])
+    lengths = np.array([len(raw) - at for raw, at in zip(raws, starts, strict=True)], np.int64)
+    return np.frombuffer(data, np.uint8).copy(), lengths
+
+
+def _varints(data: np.ndarray, lengths: np.ndarray) -> Optional[tuple]:
+    """The varints packed in ``data`` (int64) and how many each record holds; None when a
+    record's bytes end inside a varint or a varint is longer than 10 bytes."""
+    if not len(data):
+        return np.zeros(0, np.int64), np.zeros(len(lengths), np.int64)
+    stops = np.flatnonzero(data < 0x80)
+    ends = np.cumsum(lengths)
+    per_record = np.diff(np.searchsorted(stops, ends - 1, side="right"), prepend=0)
+    firsts = np.concatenate(([0], stops[:-1] + 1)).astype(np.int64)
+    sizes = stops - firsts + 1
+    if len(sizes) and sizes.max() > 10:
+        return None
+    # a varint may not run over a record's end: each record's last byte is a stop
+    if ((lengths > 0) & (data[np.maximum(ends - 1, 0)] >= 0x80)).any():
+        return None
+    shifts = 7 * (np.arange(len(data)) - np.repeat(firsts, sizes))
+    parts = (data & 0x7F).astype(np.uint64) << shifts.astype(np.uint64)
+    values = np.add.reduceat(parts, firsts) if len(firsts) else np.zeros(0, np.uint64)
+    return values.view(np.int64), per_record
+
+
+def _record_values(raw: Optional[bytes], dtype: dtypes.DType) -> Optional[np.ndarray]:
+    """One record's numeric feature decoded in Python (cheaper than NumPy for one)."""
+    start = None if raw is None else _payload_start(raw, _TAGS[dtype])
+    if start is None:
+        return None
+    if dtype is dtypes.float32:
+        if (len(raw) - start) % 4:
+            return None
+        return np.frombuffer(raw, "<f4", offset=start).astype(np.float32)
+    values, pos = [], start
+    while pos < len(raw):
+        value, pos = _varint(raw, pos)
+        if value is None or value >> 64:
+            return None
+        values.append(value - (1 << 64) if value >> 63 else value)
+    return np.array(values, np.int64)
+
+
+def _bulk_values(raws: list, dtype: dtypes.DType) -> Optional[tuple]:
+    """A numeric feature's values over a batch, concatenated, and each record's count;
+    None when some record needs the per-message path (absent, other kind, not packed)."""
+    if not raws or None in raws or dtype is dtypes.string:
+        return None
+    if len(raws) == 1:
+        values = _record_values(raws[0], dtype)
+        return None if values is None else (values, np.array([len(values)]))
+    payloads = _packed_payloads(raws, _TAGS[dtype])
+    return None if payloads is None else _decode_packed(*payloads, dtype)
+
+
+def _decode_packed(data: np.ndarray, lengths: np.ndarray, dtype: dtypes.DType
+                   ) -> Optional[tuple]:
+    """Packed payloads (uint8, ``lengths`` bytes a record) as values and counts."""
+    if dtype is dtypes.float32:
+        if (lengths % 4).any():
+            return None
+        return data.view("<f4").astype(np.float32, copy=False), lengths // 4
+    return _varints(data, lengths)
+
+
+def _feature_spans(record: bytes) -> Optional[dict]:
+    """``key: (list tag, payload start, payload end)`` for each feature of an ``Example``
+    in the layout writers give it (map entries of key then value, each ``Feature`` one
+    packed list, nothing else); None for any other layout."""
+    if not record:
+        return {}
+    length, pos = _varint(record, 1) if record[0] == 0x0A else (None, 0)
+    if length is None or pos + length != len(record):
+        return None
+    spans = {}
+    while pos < len(record):
+        entry, pos = _varint(record, pos + 1) if record[pos] == 0x0A else (None, pos)
+        if entry is None or pos + entry > len(record) or record[pos] != 0x0A:
+            return None
+        end = pos + entry
+        key_length, key_at = _varint(record, pos + 1)
+        key_end = end if key_length is None else key_at + key_length
+        if key_end >= end or record[key_end] != 0x12:
+            return None
+        value_length, value_at = _varint(record, key_end + 1)
+        start = None if value_length is None or value_at + value_length != end else \
+            _payload_start(record[value_at:end], record[value_at] if value_length else 0)
+        try:
+            key = record[key_at:key_end].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if start is None or key in spans:
+            return None
+        spans[key] = (record[value_at], value_at + start, end)
+        pos = end
+    return spans
+
+
+class _Batch:
+    """The records of one parse. When they share one layout (same length, same bytes
+    outside the values of the features asked for) each feature's values are cut from
+    all records at once; else each record's feature bytes are looked up by key."""
+
+    def __init__(self, records: list, keys: list):
+        self.records = records
+        self.table, self.spans = None, None
+        self._maps: Optional[list] = None
+        if len(records) > 1 and len(set(map(len, records))) == 1:
+            spans = _feature_spans(records[0])
+            if spans is not None and all(type(r) is bytes for r in records):
+                table = np.frombuffer(b"".join(records), np.uint8).reshape(len(records), -1)
+                varying = np.zeros(table.shape[1], bool)
+                for key in keys:
+                    if key in spans:
+                        varying[spans[key][1]:spans[key][2]] = True
+                if not ((table != table[0]) & ~varying).any():
+                    self.table, self.spans = table, spans
+
+    def raws(self, key: str) -> list:
+        """Each record's bytes of feature ``key`` (None where absent)."""
+        if self._maps is None:
+            self._maps = _feature_maps(self.records)
+        return [m.get(key) for m in self._maps]
+
+    def values(self, key: str, dtype: dtypes.DType) -> Optional[tuple]:
+        """A numeric feature's values and per-record counts (see ``_bulk_values``)."""
+        span = None if self.spans is None else self.spans.get(key)
+        if span is None or span[0] != _TAGS[dtype] or dtype is dtypes.string:
+            return _bulk_values(self.raws(key), dtype)
+        data = np.ascontiguousarray(self.table[:, span[1]:span[2]]).reshape(-1)
+        return _decode_packed(data, np.full(len(self.records), span[2] - span[1], np.int64),
+                              dtype)
+
+
+def _bulk_fixed(batch: _Batch, key: str, dtype: dtypes.DType, shape: TensorShape
+                ) -> Optional[np.ndarray]:
+    """A FixedLenFeature over a batch decoded at once; None to take the per-record path
+    (which also raises the errors)."""
+    count = shape.num_elements()
+    if len(batch.records) == 1:  # one record: decoded in Python, no NumPy bookkeeping
+        values = _record_values(batch.raws(key)[0], dtype) \
+            if count and dtype is not dtypes.string else None
+        return None if values is None or len(values) != count else \
+            values.reshape((1,) + shape.as_tuple())
+    bulk = batch.values(key, dtype) if count else None
+    size = len(batch.records)
+    if bulk is None or len(bulk[0]) != count * size or (bulk[1] != count).any():
+        return None
+    return bulk[0].reshape((size,) + shape.as_tuple())
+
+
+def _bulk_sparse(batch: _Batch, key: str, dtype: dtypes.DType, batched: bool
+                 ) -> Optional[tuple]:
+    """A VarLenFeature over a batch as (indices, values, dense shape), decoded at once."""
+    bulk = batch.values(key, dtype)
+    if bulk is None:
+        return None
+    values, counts = bulk
+    rows = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    columns = np.arange(len(values), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
+                                                                  counts)
+    width = int(counts.max()) if len(counts) else 0
+    if batched:
+        return (np.stack([rows, columns], axis=1), values,
+                np.array([len(counts), width], np.int64))
+    return columns.reshape(-1, 1), values, np.array([width], np.int64)
+
+
 def _parse_kernel(serialized, *, sparse_keys, sparse_types, dense_keys, dense_types,
                   dense_shapes, dense_defaults, dense_sequence):
     batched = np.ndim(serialized) == 1
     records = list(serialized) if batched else [np.asarray(serialized, dtype=object).item()]
-    sparse_rows = [[] for _ in sparse_keys]
-    dense_parts = [[] for _ in dense_keys]
-    dense_specs = list(zip(dense_parts, dense_keys, dense_types, dense_shapes, dense_defaults,
-                           dense_sequence, strict=True))
-    for index, record in enumerate(records):
-        example = Example()
-        try:
-            example.ParseFromString(_as_bytes(record))
-        except Exception:  # protobuf's DecodeError and its relatives
-            raise errors.InvalidArgumentError(
-                None, None, f"Could not parse example input, value: '{record!r}'") from None
-        feature_map = example.features.feature
-        where = f" (example {index})" if batched else ""
-        for rows, key, dtype in zip(sparse_rows, sparse_keys, sparse_types, strict=True):
-            feature = feature_map.get(key)
-            rows.append(np.zeros(0, dtype.as_numpy_dtype) if feature is None
-                        else _values(feature, dtype, key, where))
-        for parts, key, dtype, shape, default, sequence in dense_specs:
-            feature = feature_map.get(key)
+    batch = _Batch(records, list(sparse_keys) + list(dense_keys))
+    wheres = [f" (example {i})" for i in range(len(records))] if batched else [""]
+    outputs = []
+    for key, dtype in zip(sparse_keys, sparse_types, strict=True):
+        bulk = _bulk_sparse(batch, key, dtype, batched)
+        if bulk is None:
+            raws, rows = batch.raws(key), []
+            for raw, where in zip(raws, wheres, strict=True):
+                feature = _feature_message(raw, key, where)
+                rows.append(np.zeros(0, dtype.as_numpy_dtype) if feature is None
+                            else _values(feature, dtype, key, where))
+            bulk = _sparse(rows, dtype, batched)
+        outputs.extend(bulk)
+    for key, dtype, shape, default, sequence in zip(dense_keys, dense_types, dense_shapes,
+                                                    dense_defaults, dense_sequence, strict=True):
+        dense = None if sequence else _bulk_fixed(batch, key, dtype, shape)
+        if dense is not None:
+            outputs.append(dense if batched else dense[0])
+            continue
+        raws, parts = batch.raws(key), []
+        for raw, where in zip(raws, wheres, strict=True):
+            feature = _feature_message(raw, key, where)
             if not sequence:
                 parts.append(_fixed_values(feature, dtype, key, shape, default, where))
                 continue
             values = np.zeros(0, dtype.as_numpy_dtype) if feature is None \
                 else _values(feature, dtype, key, where)
             parts.append(_dense(values, key, shape, default, True, where))
-    outputs = []
-    for rows, dtype in zip(sparse_rows, sparse_types, strict=True):
-        outputs.extend(_sparse(rows, dtype, batched))
-    for parts, _, dtype, shape, default, sequence in dense_specs:
         if not sequence:
             outputs.append(_fixed_array(parts, dtype, shape, batched))
         elif batched:
@@ -559,20 +801,33 @@ def decode_csv(records, record_defaults, field_delim: str = ",", use_quote_delim
     return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
-def _string_split_kernel(source, delimiter, *, skip_empty):
-    source = np.asarray(source, dtype=object)
-    sep = _as_bytes(np.asarray(delimiter, dtype=object).item())
-    rows = []
-    for item in source.reshape(-1):
-        item = _as_bytes(item)
-        parts = _split_any(item, sep) if sep else [item[i:i + 1] for i in range(len(item))]
-        rows.append([p for p in parts if p or not skip_empty])
-    indices = np.array([(b, j) for b, row in enumerate(rows) for j in range(len(row))],
-                       dtype=np.int64).reshape(-1, 2)
+def _split_rows(source: np.ndarray, split) -> tuple:
+    """A SparseTensor's parts from ``split(item) -> pieces`` of each string of ``source``
+    (indices: the item's position in ``source``, then the piece's)."""
+    rows = [split(_as_bytes(item)) for item in source.reshape(-1)]
+    width = max((len(r) for r in rows), default=0)
+    counts = np.array([len(r) for r in rows], np.int64)
+    positions = np.stack(np.unravel_index(np.repeat(np.arange(len(rows)), counts),
+                                          source.shape), axis=1) if source.ndim else \
+        np.zeros((int(counts.sum()), 0), np.int64)
+    columns = np.concatenate([np.arange(n) for n in counts]) if len(rows) else np.zeros(0)
+    indices = np.concatenate([positions.reshape(-1, source.ndim),
+                              columns.reshape(-1, 1)], axis=1).astype(np.int64)
     values = np.empty(len(indices), dtype=object)
     values[:] = [p for row in rows for p in row]
-    shape = np.array([len(rows), max((len(r) for r in rows), default=0)], dtype=np.int64)
-    return indices, values, shape
+    return indices, values, np.array(list(source.shape) + [width], dtype=np.int64)
+
+
+def _string_split_kernel(source, delimiter, *, skip_empty):
+    separators = _as_bytes(np.asarray(delimiter, dtype=object).item())
+
+    def split(item: bytes) -> list:
+        if not item:  # an empty string has no pieces, even kept empty ones
+            return []
+        parts = _split_any(item, separators) if separators else \
+            [item[i:i + 1] for i in range(len(item))]
+        return [p for p in parts if p or not skip_empty]
+    return _split_rows(np.asarray(source, dtype=object), split)
 
 
 def _split_any(item: bytes, separators: bytes) -> list:
@@ -586,36 +841,107 @@ def _split_any(item: bytes, separators: bytes) -> list:
     return parts
 
 
-define_op("StringSplit", kernel=_string_split_kernel, infer=lambda inputs, attrs: [
-    (dtypes.int64, TensorShape([None, 2])), (dtypes.string, TensorShape([None])),
-    (dtypes.int64, TensorShape([2]))])
+_WHITESPACE = b" \t\n\r\x0b\x0c"
+
+
+def _split_whitespace(item: bytes, maxsplit: int) -> list:
+    """Splits at runs of whitespace; with ``maxsplit`` splits made, the rest (even
+    empty) is the last piece, as TF's ``StringSplitV2`` does."""
+    parts, pos, end = [], 0, len(item)
+    while pos < end and item[pos] in _WHITESPACE:
+        pos += 1
+    while pos < end:
+        if len(parts) == maxsplit:
+            break
+        stop = pos
+        while stop < end and item[stop] not in _WHITESPACE:
+            stop += 1
+        parts.append(item[pos:stop])
+        pos = stop
+        while pos < end and item[pos] in _WHITESPACE:
+            pos += 1
+    if len(parts) == maxsplit and (parts or pos < end):
+        parts.append(item[pos:])
+    return parts
+
+
+def _string_split_v2_kernel(source, sep, *, maxsplit):
+    separator = _as_bytes(np.asarray(sep, dtype=object).item())
+
+    def split(item: bytes) -> list:
+        if not separator:
+            return _split_whitespace(item, maxsplit)
+        return item.split(separator, maxsplit)
+    return _split_rows(np.asarray(source, dtype=object), split)
+
+
+def _infer_split(inputs, attrs):
+    rank = inputs[0].shape.ndims
+    return [(dtypes.int64, TensorShape([None, None if rank is None else rank + 1])),
+            (dtypes.string, TensorShape([None])),
+            (dtypes.int64, TensorShape([None if rank is None else rank + 1]))]
+
+
+define_op("StringSplit", kernel=_string_split_kernel, infer=_infer_split)
 NotDifferentiable("StringSplit")
+define_op("StringSplitV2", kernel=_string_split_v2_kernel, infer=_infer_split)
+NotDifferentiable("StringSplitV2")
 
 
-def string_split(source, delimiter=" ", skip_empty: bool = True, delimiters=None,
-                 result_type: str = "SparseTensor", sep=None,
-                 name: Optional[str] = None) -> SparseTensor:
-    """Splits each string of a vector at any byte of ``delimiter``: a ``SparseTensor``."""
+def _sparse_result(result_type: str) -> None:
+    if result_type == "RaggedTensor":
+        raise ValueError("result_type='RaggedTensor' is not supported by gradflow: it has no "
+                         "RaggedTensor; use result_type='SparseTensor'")
     if result_type != "SparseTensor":
-        raise ValueError("result_type='RaggedTensor' is not supported by gradflow (no ragged "
-                         "tensors); use 'SparseTensor'")
-    if sep is not None:
-        raise ValueError("sep is not supported by gradflow's string_split (TF1 v1 semantics: "
-                         "use delimiter)")
-    delimiter = delimiters if delimiters is not None else delimiter
-    with name_scope(name, "StringSplit", [source]):
+        raise ValueError("result_type must be 'RaggedTensor' or 'SparseTensor'.")
+
+
+def string_split(source, sep=None, skip_empty: bool = True, delimiter=None,
+                 result_type: str = "SparseTensor", name: Optional[str] = None
+                 ) -> SparseTensor:
+    """Splits each string of a vector at any byte of ``sep`` (default ``" "``; ``""``:
+    into bytes): a ``SparseTensor`` (TF1's ``string_split``; ``delimiter`` is the older
+    name of ``sep``)."""
+    if sep is not None and delimiter is not None:
+        raise ValueError("Cannot specify both 'delimiter' and 'sep'.")
+    _sparse_result(result_type)
+    separators = " " if sep is None and delimiter is None else \
+        (sep if sep is not None else delimiter)
+    with get_default_graph().atomic(), name_scope(name, "StringSplit", [source]):
         source = convert_to_tensor(source, dtype=dtypes.string, name="source")
         if source.shape.ndims not in (None, 1):
             raise ValueError(f"Shape must be rank 1 but is rank {source.shape.ndims} for "
                              f"'StringSplit' (input shape {source.shape})")
-        delimiter = convert_to_tensor(delimiter, dtype=dtypes.string, name="delimiter")
-        with graph_for([source]).atomic():
-            parts = apply_op("StringSplit", [source, delimiter], name="StringSplit",
-                             skip_empty=bool(skip_empty))
-            return SparseTensor(*parts)
+        separators = convert_to_tensor(separators, dtype=dtypes.string, name="delimiter")
+        parts = apply_op("StringSplit", [source, separators], name="StringSplit",
+                         skip_empty=bool(skip_empty))
+        return SparseTensor(*parts)
 
 
-def _decode_image_kernel(contents, *, channels, dtype, kind):
+def strings_split(input=None, sep=None, maxsplit: int = -1,
+                  result_type: str = "SparseTensor", source=None,
+                  name: Optional[str] = None) -> SparseTensor:
+    """TF1's ``strings.split``: splits each string at ``sep`` (a whole string; None: at
+    runs of whitespace), at most ``maxsplit`` times; a ``SparseTensor`` one rank above
+    the input (a scalar counts as a vector of one)."""
+    if input is not None and source is not None:
+        raise ValueError("Cannot specify both 'source' and 'input'.")
+    if input is None and source is None:
+        raise ValueError("strings.split: input is required")
+    _sparse_result(result_type)
+    value = input if input is not None else source
+    with get_default_graph().atomic(), name_scope(name, "StringSplit", [value]):
+        value = convert_to_tensor(value, dtype=dtypes.string, name="input")
+        if value.shape.ndims == 0:
+            value = reshape(value, [1])
+        separator = convert_to_tensor("" if sep is None else sep, dtype=dtypes.string,
+                                      name="sep")
+        parts = apply_op("StringSplitV2", [value, separator], name="StringSplitV2",
+                         maxsplit=int(maxsplit))
+        return SparseTensor(*parts)
+
+
+def _decode_image_kernel(contents, *, channels, dtype, kind, animations=False):
     if Image is None:
         raise errors.UnimplementedError(
             None, None, f"decode_{kind} needs Pillow: install the image extra "
@@ -630,18 +956,31 @@ def _decode_image_kernel(contents, *, channels, dtype, kind):
     if mode is None:
         mode = image.mode if image.mode in ("L", "LA", "RGB", "RGBA") else "RGB"
     wide = dtype is dtypes.uint16 and image.mode in ("I;16", "I")
+    if animations and image.format == "GIF":  # every frame: [frames, height, width, c]
+        return np.stack([_pixels(frame, mode, False, dtype)
+                         for frame in ImageSequence.Iterator(image)])
+    return _pixels(image, mode, wide, dtype)
+
+
+def _pixels(image, mode: str, wide: bool, dtype: dtypes.DType) -> np.ndarray:
     array = np.asarray(image if wide else image.convert(mode))
     if array.ndim == 2:
         array = array[:, :, None]
     return array.astype(dtype.as_numpy_dtype)
 
 
-define_op("DecodeImage", kernel=_decode_image_kernel, infer=lambda inputs, attrs: [
-    (attrs["dtype"], TensorShape([None, None, attrs["channels"] or None]))])
+def _infer_image(inputs, attrs):
+    if attrs.get("animations"):  # a GIF's frames make a 4-D result, any other image 3-D
+        return [(attrs["dtype"], TensorShape(None))]
+    return [(attrs["dtype"], TensorShape([None, None, attrs["channels"] or None]))]
+
+
+define_op("DecodeImage", kernel=_decode_image_kernel, infer=_infer_image)
 NotDifferentiable("DecodeImage")
 
 
-def _decode(kind: str, contents, channels: int, dtype, name: Optional[str], **unsupported):
+def _decode(kind: str, contents, channels: int, dtype, name: Optional[str],
+            animations: bool = False, **unsupported):
     for arg, (value, default) in unsupported.items():
         if value != default:
             raise ValueError(f"decode_{kind}: {arg} is not supported by gradflow")
@@ -653,7 +992,8 @@ def _decode(kind: str, contents, channels: int, dtype, name: Optional[str], **un
     contents = convert_to_tensor(contents, dtype=dtypes.string, name="contents")
     with graph_for([contents]).atomic():
         return apply_op("DecodeImage", [contents], name=name or f"Decode{kind.title()}",
-                        channels=int(channels), dtype=dtype, kind=kind)
+                        channels=int(channels), dtype=dtype, kind=kind,
+                        animations=bool(animations))
 
 
 def decode_png(contents, channels: int = 0, dtype=dtypes.uint8, name: Optional[str] = None):
@@ -664,13 +1004,21 @@ def decode_png(contents, channels: int = 0, dtype=dtypes.uint8, name: Optional[s
 def decode_jpeg(contents, channels: int = 0, ratio: int = 1, fancy_upscaling: bool = True,
                 try_recover_truncated: bool = False, acceptable_fraction: float = 1,
                 dct_method: str = "", name: Optional[str] = None):
-    """Decodes a JPEG image into a ``[height, width, channels]`` uint8 tensor (Pillow)."""
+    """Decodes a JPEG image into a ``[height, width, channels]`` uint8 tensor (Pillow).
+    ``dct_method`` is a hint, as in TF: Pillow's decoder uses the accurate integer DCT
+    (TF's "INTEGER_ACCURATE"; TF's default is "INTEGER_FAST")."""
+    if dct_method not in ("", "INTEGER_FAST", "INTEGER_ACCURATE"):
+        raise ValueError(f"decode_jpeg: dct_method must be '', 'INTEGER_FAST' or "
+                         f"'INTEGER_ACCURATE', got {dct_method!r}")
     return _decode("jpeg", contents, channels, dtypes.uint8, name, ratio=(ratio, 1),
+                   fancy_upscaling=(bool(fancy_upscaling), True),
                    try_recover_truncated=(try_recover_truncated, False),
                    acceptable_fraction=(acceptable_fraction, 1))
 
 
 def decode_image(contents, channels=None, dtype=dtypes.uint8, name: Optional[str] = None,
                  expand_animations: bool = True):
-    """Decodes a PNG, JPEG, GIF or BMP image (3-D; animations are not supported)."""
-    return _decode("image", contents, channels or 0, dtype, name)
+    """Decodes a PNG, JPEG, GIF or BMP image: ``[height, width, channels]``, or for a GIF
+    with ``expand_animations`` all its frames, ``[frames, height, width, channels]``."""
+    return _decode("image", contents, channels or 0, dtype, name,
+                   animations=bool(expand_animations))

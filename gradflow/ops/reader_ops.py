@@ -1,6 +1,7 @@
 """Readers of TF1's queue pipelines: ``WholeFileReader``, ``TFRecordReader``,
-``TextLineReader`` (ops ``WholeFileReaderV2``, ``TFRecordReaderV2``, ``TextLineReaderV2``,
-``ReaderReadV2``, ``ReaderReadUpToV2``, ``ReaderNumRecordsProducedV2``, ``ReaderResetV2``).
+``TextLineReader``, ``FixedLengthRecordReader`` (ops ``WholeFileReaderV2``,
+``TFRecordReaderV2``, ``TextLineReaderV2``, ``FixedLengthRecordReaderV2``, ``ReaderReadV2``,
+``ReaderReadUpToV2``, ``ReaderNumRecordsProducedV2``, ``ReaderResetV2``).
 
 A reader is a session resource that takes file names from a queue of strings (a
 ``string_input_producer``) and yields ``(key, value)`` records, key ``"<file>:<n>"``.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import glob
 import itertools
 import threading
+import zlib
 from typing import Iterator, Optional
 
 import numpy as np
@@ -24,7 +26,7 @@ from gradflow.ops.data_flow_ops import QueueBase
 from gradflow.ops.record_formats import open_records
 
 __all__ = ["ReaderBase", "WholeFileReader", "TFRecordReader", "TextLineReader",
-           "matching_files"]
+           "FixedLengthRecordReader", "matching_files"]
 
 _keys = itertools.count()
 
@@ -37,10 +39,12 @@ def _text(value) -> str:
 class ReaderResource:
     """A session's reader: the records of the file it is in, then the queue's next file."""
 
-    def __init__(self, kind: str, compression_type: str = "", skip_header_lines: int = 0):
+    def __init__(self, kind: str, compression_type: str = "", skip_header_lines: int = 0,
+                 layout: tuple = (0, 0, 0, 0)):
         self.kind = kind
         self.compression_type = compression_type
         self.skip_header_lines = skip_header_lines
+        self.layout = layout  # a fixed-length reader's header, record, footer, hop bytes
         self.produced = 0
         self._records: Optional[Iterator[tuple]] = None
         self._lock = threading.Lock()
@@ -56,6 +60,8 @@ class ReaderResource:
             for index, record in enumerate(open_records("TFRecord", name,
                                                         self.compression_type)):
                 yield f"{name}:{index}", record
+        elif self.kind == "FixedLengthRecordReader":
+            yield from self._fixed_length(name)
         else:
             try:
                 with open(name, "rb") as source:
@@ -67,6 +73,25 @@ class ReaderResource:
             for number, line in enumerate(lines, start=1):
                 if number > self.skip_header_lines:
                     yield f"{name}:{number}", line[:-1] if line.endswith(b"\r") else line
+
+    def _fixed_length(self, name: str) -> Iterator[tuple]:
+        """Records of ``record`` bytes starting every ``hop`` bytes (default: one after
+        the other) between the header and the footer; a last partial record is dropped."""
+        header, record, footer, hop = self.layout
+        try:
+            with open(name, "rb") as source:
+                data = source.read()
+        except OSError as err:
+            raise errors.NotFoundError(None, None, f"{name}; {err.strerror}") from None
+        if self.compression_type:
+            try:
+                data = zlib.decompress(data, 31 if self.compression_type == "GZIP" else 15)
+            except zlib.error as err:
+                raise errors.DataLossError(None, None, f"{name}: {err}") from None
+        body = data[header:len(data) - footer]
+        starts = range(0, len(body) - record + 1, hop or record)
+        for index, start in enumerate(starts):
+            yield f"{name}:{index}", body[start:start + record]
 
     def read(self, queue) -> tuple:
         with self._lock:
@@ -94,13 +119,16 @@ class ReaderResource:
 
 
 _READERS = {"WholeFileReaderV2": "WholeFileReader", "TFRecordReaderV2": "TFRecordReader",
-            "TextLineReaderV2": "TextLineReader"}
+            "TextLineReaderV2": "TextLineReader",
+            "FixedLengthRecordReaderV2": "FixedLengthRecordReader"}
 
 
 def _reader_kernel(op_type: str):
-    def kernel(ctx, *, shared_name, container, compression_type="", skip_header_lines=0):
+    def kernel(ctx, *, shared_name, container, compression_type="", skip_header_lines=0,
+               header_bytes=0, record_bytes=0, footer_bytes=0, hop_bytes=0, encoding=""):
+        layout = (header_bytes, record_bytes, footer_bytes, hop_bytes)
         return ctx.session.resource(("reader", shared_name), lambda: ReaderResource(
-            _READERS[op_type], compression_type, skip_header_lines))
+            _READERS[op_type], compression_type or encoding, skip_header_lines, layout))
     return kernel
 
 
@@ -216,6 +244,31 @@ class TextLineReader(ReaderBase):
 
     def __init__(self, skip_header_lines: Optional[int] = None, name: Optional[str] = None):
         super().__init__(name, "TextLineReaderV2", skip_header_lines=int(skip_header_lines or 0))
+
+
+class FixedLengthRecordReader(ReaderBase):
+    """Records of ``record_bytes`` bytes after ``header_bytes`` of each file and before its
+    ``footer_bytes``, one every ``hop_bytes`` (default: ``record_bytes``); ``encoding``
+    "ZLIB" or "GZIP" for compressed files."""
+
+    _op_type = "FixedLengthRecordReaderV2"
+
+    def __init__(self, record_bytes: int, header_bytes: Optional[int] = None,
+                 footer_bytes: Optional[int] = None, hop_bytes: Optional[int] = None,
+                 name: Optional[str] = None, encoding: Optional[str] = None):
+        sizes = {"record_bytes": record_bytes, "header_bytes": header_bytes or 0,
+                 "footer_bytes": footer_bytes or 0, "hop_bytes": hop_bytes or 0}
+        for arg, value in sizes.items():
+            if not isinstance(value, (int, np.integer)) or value < 0 or \
+                    arg == "record_bytes" and value == 0:
+                raise ValueError(f"FixedLengthRecordReader: {arg} must be a "
+                                 f"{'positive' if arg == 'record_bytes' else 'non-negative'} "
+                                 f"int, got {value!r}")
+        if (encoding or "") not in ("", "ZLIB", "GZIP"):
+            raise ValueError(f"FixedLengthRecordReader: encoding must be '', 'ZLIB' or "
+                             f"'GZIP', got {encoding!r}")
+        super().__init__(name, "FixedLengthRecordReaderV2", encoding=encoding or "",
+                         **{k: int(v) for k, v in sizes.items()})
 
 
 def _matching_files_kernel(pattern):

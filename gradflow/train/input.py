@@ -11,12 +11,14 @@ from gradflow.framework.graph import (GraphKeys, control_dependencies,
                                       get_default_graph, name_scope)
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops.array import gather, identity, zeros
+from gradflow.ops.math import cast, maximum
 from gradflow.ops.data_flow_ops import (FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue,
                                         count_up_to)
 from gradflow.ops.primitives import range as range_op
 from gradflow.ops.random import random_shuffle
 from gradflow.ops.reader_ops import matching_files
 from gradflow.ops.state import Variable
+from gradflow.summary.summary import scalar
 from gradflow.train.queue_runner import QueueRunner, add_queue_runner
 
 __all__ = ["limit_epochs", "input_producer", "string_input_producer", "range_input_producer",
@@ -37,6 +39,15 @@ def limit_epochs(tensor, num_epochs: Optional[int] = None, name: Optional[str] =
         counter = count_up_to(epochs, num_epochs)
         with control_dependencies([counter]):
             return identity(tensor, name=scope)
+
+
+def _fullness_summary(queue, capacity: int, summary_name: str,
+                      min_after_dequeue: int = 0) -> None:
+    """TF's scalar summary of how full ``queue`` is (above ``min_after_dequeue``)."""
+    size = queue.size()
+    if min_after_dequeue:
+        size = maximum(0, size - min_after_dequeue)
+    scalar(summary_name, cast(size, dtypes.float32) * (1.0 / (capacity - min_after_dequeue)))
 
 
 def input_producer(input_tensor, element_shape=None, num_epochs: Optional[int] = None,
@@ -60,6 +71,8 @@ def input_producer(input_tensor, element_shape=None, num_epochs: Optional[int] =
                           shared_name=shared_name, name=scope)
         enqueue = queue.enqueue_many([input_tensor])
         add_queue_runner(QueueRunner(queue, [enqueue], cancel_op=cancel_op))
+        if summary_name is not None:
+            _fullness_summary(queue, capacity, summary_name)
         return queue
 
 
@@ -74,7 +87,8 @@ def string_input_producer(string_tensor, num_epochs: Optional[int] = None,
         if known is not None and known.size == 0:
             raise ValueError("string_input_producer requires a non-null input tensor")
         return input_producer(strings, TensorShape([]), num_epochs, shuffle, seed, capacity,
-                              shared_name, None, name or "input_producer", cancel_op)
+                              shared_name, f"fraction_of_{capacity}_full",
+                              name or "input_producer", cancel_op)
 
 
 def range_input_producer(limit, num_epochs: Optional[int] = None, shuffle: bool = True,
@@ -84,7 +98,8 @@ def range_input_producer(limit, num_epochs: Optional[int] = None, shuffle: bool 
     with get_default_graph().atomic(), name_scope(name, "input_producer", [limit]) as scope:
         values = range_op(convert_to_tensor(limit, dtype=dtypes.int32, name="limit"))
         return input_producer(values, TensorShape([]), num_epochs, shuffle, seed, capacity,
-                              shared_name, None, scope.rstrip("/").split("/")[-1])
+                              shared_name, f"fraction_of_{capacity}_full",
+                              scope)
 
 
 def slice_input_producer(tensor_list: Sequence, num_epochs: Optional[int] = None,
@@ -163,6 +178,12 @@ def _batch(tensors_list: list, batch_size, capacity: int, enqueue_many: bool, sh
         put = queue.enqueue_many if enqueue_many else queue.enqueue
         enqueues = [put(flat) for flat in flat_lists for _ in range(num_threads)]
         add_queue_runner(QueueRunner(queue, enqueues))
+        if shuffle is None:
+            _fullness_summary(queue, capacity, f"fraction_of_{capacity}_full")
+        else:
+            least = shuffle["min_after_dequeue"]
+            _fullness_summary(queue, capacity,
+                              f"fraction_over_{least}_of_{capacity - least}_full", least)
         take = queue.dequeue_up_to if allow_smaller_final_batch else queue.dequeue_many
         outputs = take(batch_size, name=scope)
         return _rebuild(outputs, keys)

@@ -188,7 +188,10 @@ def test_bad_calls_leave_the_graph_unchanged():
         with pytest.raises(ValueError, match="deterministic"):
             dataset.map(lambda x: x, deterministic=False)
         with pytest.raises(ValueError, match="num_parallel_calls"):
-            dataset.interleave(lambda x: gf.data.Dataset.range(x), num_parallel_calls=2)
+            dataset.interleave(lambda x: gf.data.Dataset.range(x), num_parallel_calls=0)
+        with pytest.raises(ValueError, match="deterministic"):
+            dataset.interleave(lambda x: gf.data.Dataset.range(x), num_parallel_calls=2,
+                               deterministic=False)
         with pytest.raises(TypeError):
             dataset.concatenate(floats)
         with pytest.raises(ValueError, match="rank"):
@@ -215,3 +218,94 @@ def test_list_files_matches_sorted_or_shuffled(tmp_path):
                 sess.run(empty.make_one_shot_iterator().get_next())
     assert [n.rsplit(b"/", 1)[-1] for n in names] == [b"a.rec", b"b.rec"]
     assert sorted(mixed) == names
+
+
+def _slow_inputs(active: list, peak: list, lock: threading.Lock):
+    """An interleave function whose inner datasets record how many make an element at
+    once (a py_func-free way: a generator dataset that sleeps)."""
+    def inner(x):
+        def produce(value):
+            for j in range(3):
+                with lock:
+                    active[0] += 1
+                    peak[0] = max(peak[0], active[0])
+                time.sleep(0.01)
+                with lock:
+                    active[0] -= 1
+                yield value * 10 + j
+        return gf.data.Dataset.from_generator(produce, gf.int64, [], args=(x,))
+    return inner
+
+
+@pytest.mark.parametrize("parallel", [1, 3])
+def test_parallel_interleave_reads_inputs_ahead_on_bounded_threads(parallel):
+    active, peak, lock = [0], [0], threading.Lock()
+    dataset = gf.data.Dataset.range(6).interleave(
+        _slow_inputs(active, peak, lock), cycle_length=3, block_length=1,
+        num_parallel_calls=parallel)
+    element = dataset.make_one_shot_iterator().get_next()
+    with gf.Session() as sess:
+        first = sess.run(element)
+        assert any(t.name == "gradflow-interleave" for t in _pipeline_threads())
+        values = [int(first)] + [int(v) for v in drain(sess, element)]
+    # the sequential interleave's order, whatever the threads
+    assert values == [0, 10, 20, 1, 11, 21, 2, 12, 22, 30, 40, 50, 31, 41, 51, 32, 42, 52]
+    assert peak[0] <= parallel and (parallel == 1 or peak[0] > 1)
+    assert not [t for t in _pipeline_threads() if t.name == "gradflow-interleave"]
+
+
+def test_experimental_parallel_interleave_and_sloppy():
+    def inner(x):
+        return gf.data.Dataset.range(x * 10, x * 10 + 3)
+    for sloppy in (False, True):
+        dataset = gf.data.Dataset.range(5).apply(gf.data.experimental.parallel_interleave(
+            inner, cycle_length=3, sloppy=sloppy, buffer_output_elements=2,
+            prefetch_input_elements=1))
+        with gf.Session() as sess:
+            values = [int(v) for v in drain(sess, dataset.make_one_shot_iterator().get_next())]
+        assert values == [0, 10, 20, 1, 11, 21, 2, 12, 22, 30, 40, 31, 41, 32, 42]
+    graph = gf.get_default_graph()
+    source = gf.data.Dataset.range(2)
+    before = [op.name for op in graph.get_operations()]
+    with pytest.raises(TypeError, match="sloppy"):
+        source.apply(gf.data.experimental.parallel_interleave(inner, cycle_length=2,
+                                                              sloppy="yes"))
+    with pytest.raises(ValueError, match="num_parallel_calls"):
+        source.interleave(inner, cycle_length=2, num_parallel_calls=-5)
+    assert [op.name for op in graph.get_operations()] == before
+
+
+def test_name_arguments_become_tf_metadata_and_parallel_batch_keeps_order():
+    graph = gf.Graph()
+    with graph.as_default():
+        dataset = gf.data.Dataset.range(10, name="foo").map(lambda x: x * 2, name="m").batch(
+            3, num_parallel_calls=2, name="b").prefetch(1, name="p")
+        metadata = {op.type: op.get_attr("metadata") for op in graph.get_operations()
+                    if "Dataset" in op.type}
+        # TF's DatasetMetadata bytes (field 1: the name), as TF 2.21 writes them
+        assert metadata == {"RangeDataset": b"\n\x03foo", "MapDataset": b"\n\x01m",
+                            "ParallelBatchDataset": b"\n\x01b", "PrefetchDataset": b"\n\x01p"}
+        with gf.Session() as sess:
+            batches = drain(sess, dataset.make_one_shot_iterator().get_next())
+        assert [b.tolist() for b in batches] == [[0, 2, 4], [6, 8, 10], [12, 14, 16], [18]]
+        before = [op.name for op in graph.get_operations()]
+        with pytest.raises(ValueError, match="synchronous"):
+            dataset.map(lambda x: x, synchronous=True)
+        with pytest.raises(ValueError, match="deterministic"):
+            dataset.batch(2, num_parallel_calls=2, deterministic=False)
+        with pytest.raises(TypeError, match="name"):
+            dataset.take(1, name=3)
+        assert [op.name for op in graph.get_operations()] == before
+
+
+def test_text_lines_of_several_files_read_in_parallel(tmp_path):
+    paths = []
+    for index in range(3):
+        path = tmp_path / f"f{index}.txt"
+        path.write_text("".join(f"{index}-{line}\n" for line in range(index + 2)))
+        paths.append(str(path))
+    dataset = gf.data.TextLineDataset(paths, num_parallel_reads=2)
+    with gf.Session() as sess:
+        lines = [v.decode() for v in drain(sess, dataset.make_one_shot_iterator().get_next())]
+    # two files at a time, one line from each in turn: the order TF 2.21 gives
+    assert lines == ["0-0", "1-0", "0-1", "1-1", "1-2", "2-0", "2-1", "2-2", "2-3"]

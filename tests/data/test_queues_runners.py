@@ -128,9 +128,12 @@ def test_producer_reader_batch_graph_as_tf():
         batched = gf.train.batch([value], 2)
         names = [[o.name, o.type] for o in graph.get_operations()
                  if o.type not in ("Cast", "Mul", "Greater", "Assert", "Identity", "Fill",
-                                   "ReadVariableOp") and "Const" not in o.type]
-        # TF also adds a fraction_of_N_full summary (QueueSizeV2 ops): gradflow does not
-        assert names == [n for n in QUEUES["producer_ops"] if n[1] != "QueueSizeV2"]
+                                   "ReadVariableOp") and "Const" not in o.type and
+                 "fraction_of" not in o.name]
+        # with the QueueSizeV2 ops of TF's fraction_of_N_full summaries of both queues
+        assert names == QUEUES["producer_ops"]
+        assert [t.name for t in graph.get_collection(gf.GraphKeys.SUMMARIES)] == [
+            "input_producer/fraction_of_32_full:0", "batch/fraction_of_32_full:0"]
         assert [v.name for v in gf.local_variables()] == QUEUES["producer_locals"]
         assert batched.name == "batch:0"
 
