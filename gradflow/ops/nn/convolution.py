@@ -92,8 +92,14 @@ def _conv_backprop_input(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np
     fields = (_as_rows(dy) @ _filter_matrix(w).T).reshape(dy.shape[:-1] + (taps, w.shape[-2]))
     return accumulate_taps(lambda tap: fields[..., tap, :], windows, in_shape, dy.dtype)
 
+
+# the receptive-field gradients ``_scatter_fields`` computes per product, at most
+_FIELDS_CHUNK_BYTES = 4 << 20
+
+
 def _scatter_fields(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np.ndarray:
-    """The stride-1 input gradient as one product and a contiguous add per filter tap.
+    """The stride-1 input gradient as a product and a contiguous add per filter tap,
+    a few images at a time.
 
     ``dy`` is laid on the padded input's width (zeros in the extra columns), so output
     position (oh, ow) and the padded-input position its tap (i, j) reads lie a fixed
@@ -111,14 +117,22 @@ def _scatter_fields(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np.ndar
         laid = np.zeros((n, h.out, padded_w, c_out), dy.dtype)
         laid[:, :, :wd.out] = dy
     length = h.out * padded_w
-    fields = (_filter_matrix(w) @ laid.reshape(n * length, c_out).T).reshape(
-        kh, kw, c_in, n, length)
+    rows = laid.reshape(n, length, c_out)
+    matrix = _filter_matrix(w)
     # a tap's block ends at most (kw - 1) * dilation past the last image's grid
     grid = np.zeros((c_in, n, padded_h * padded_w + (kw - 1) * wd.dilation), dy.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            start = i * h.dilation * padded_w + j * wd.dilation
-            grid[:, :, start:start + length] += fields[i, j]
+    # a few images at a time, so that their receptive-field gradients stay in cache
+    # between the product that writes them and the adds that read them
+    chunk = max(1, _FIELDS_CHUNK_BYTES // (matrix.shape[0] * length * dy.itemsize))
+    for first in range(0, n, chunk):
+        last = min(n, first + chunk)
+        fields = (matrix @ rows[first:last].reshape(-1, c_out).T).reshape(
+            kh, kw, c_in, last - first, length)
+        block = grid[:, first:last]
+        for i in range(kh):
+            for j in range(kw):
+                start = i * h.dilation * padded_w + j * wd.dilation
+                block[:, :, start:start + length] += fields[i, j]
     image = grid[:, :, :padded_h * padded_w].reshape(c_in, n, padded_h, padded_w)
     return np.ascontiguousarray(image[:, :, h.before:h.before + height,
                                       wd.before:wd.before + width].transpose(1, 2, 3, 0))

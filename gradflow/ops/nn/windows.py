@@ -237,8 +237,9 @@ def im2col(x: np.ndarray, windows: Sequence[Window]) -> np.ndarray:
     rows = n * int(np.prod(outs))
     if channels <= CHANNEL_MAJOR_MAX_CHANNELS:
         cols = np.empty((taps, channels, n) + outs, x.dtype)
+        channel_first = (rank + 1, *range(rank + 1))
         for tap, view in window_taps(pad_windows(x, windows), windows):
-            cols[tap] = np.moveaxis(view, -1, 0)
+            cols[tap] = view.transpose(channel_first)
         return cols.reshape(taps * channels, rows).T
     order = (0, *range(1, rank + 1), *range(rank + 2, 2 * rank + 2), rank + 1)
     return np.ascontiguousarray(patches(x, windows).transpose(order)).reshape(
