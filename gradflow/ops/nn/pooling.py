@@ -97,24 +97,36 @@ def _winners(taps: list, best: np.ndarray) -> list:
     return masks
 
 
-def _spread(tap_values: Callable, in_shape: Sequence[int], windows: Sequence[Window],
-            dtype) -> np.ndarray:
-    """The channels-last input-shaped array holding each tap's ``tap_values(tap)``
-    ([N, *out, C]) where that tap reads, summed where windows overlap. Tiling windows
-    write each input position once (no zero fill, no adds)."""
+# the input bytes of the images a max-pool gradient works on at a time, at most
+_CHUNK_BYTES = 1 << 20
+
+
+def _image_chunks(x: np.ndarray) -> list:
+    """Slices of ``x``'s batch axis holding about ``_CHUNK_BYTES`` each."""
+    per_image = max(1, x[:1].nbytes)
+    size = max(1, _CHUNK_BYTES // per_image)
+    return [slice(first, first + size) for first in range(0, max(len(x), 1), size)]
+
+
+def _spread_target(in_shape: Sequence[int], windows: Sequence[Window], dtype) -> np.ndarray:
+    """The array ``_spread`` writes into: with the windows' padding, zeros unless the
+    windows tile the whole input (then every position is written once)."""
+    if tiling(windows) and all(win.out * win.size == n for win, n in zip(
+            windows, in_shape[1:-1], strict=True)):
+        return np.empty(in_shape, dtype)
+    return _padded_zeros(in_shape, windows, dtype)
+
+
+def _spread(tap_values: Callable, target: np.ndarray, windows: Sequence[Window]) -> None:
+    """Writes each tap's ``tap_values(tap)`` ([N, *out, C]) into ``target`` (from
+    ``_spread_target``) where that tap reads, summed where windows overlap; tiling
+    windows write each position once (no adds)."""
     tiled = tiling(windows)
-    if tiled:
-        covered = all(win.out * win.size == n for win, n in zip(
-            windows, in_shape[1:-1], strict=True))
-        result = np.empty(in_shape, dtype) if covered else np.zeros(in_shape, dtype)
-    else:
-        result = _padded_zeros(in_shape, windows, dtype)
-    for tap, view in enumerate(_padded_taps(result, windows)):
+    for tap, view in enumerate(_padded_taps(target, windows)):
         if tiled:
             np.copyto(view, tap_values(tap))
         else:
             view += tap_values(tap)
-    return unpad(result, windows, in_shape)
 
 
 def _pool_kernels(rank: int) -> dict:
@@ -131,13 +143,17 @@ def _pool_kernels(rank: int) -> dict:
 
     def max_pool_grad(x, y, dy, **attrs):
         """Each window's gradient goes to its maximum (the first one on ties). As in TF's
-        CPU kernel, the maxima are found in ``x``; ``y`` is not read."""
+        CPU kernel, the maxima are found in ``x``; ``y`` is not read. A few images at a
+        time, so that the passes over their taps read cached memory."""
         spec, x, _, windows = setup(x, attrs)
-        taps = _taps(x, windows, _lowest(x.dtype))
-        masks = _winners(taps, _window_max(taps))
         dy = spec.to_last(dy)
-        return spec.from_last(_spread(lambda tap: where_else_zero(masks[tap], dy), x.shape,
-                                      windows, dy.dtype))
+        result = _spread_target(x.shape, windows, dy.dtype)
+        for chunk in _image_chunks(x):
+            taps = _taps(x[chunk], windows, _lowest(x.dtype))
+            masks = _winners(taps, _window_max(taps))
+            _spread(lambda tap, masks=masks, part=dy[chunk]: where_else_zero(masks[tap], part),
+                    result[chunk], windows)
+        return spec.from_last(unpad(result, windows, x.shape))
 
     def max_pool_grad_grad(x, y, ddx, **attrs):
         """Reads ``ddx`` (input-shaped) at each window's maximum."""
@@ -161,7 +177,9 @@ def _pool_kernels(rank: int) -> dict:
     def avg_pool_grad(sizes, dy, **attrs):
         spec, dy, in_shape, windows = setup(dy, attrs, sizes)
         share = dy / window_counts(windows, in_shape[1:-1], dy.dtype)
-        return spec.from_last(_spread(lambda tap: share, in_shape, windows, dy.dtype))
+        result = _spread_target(in_shape, windows, dy.dtype)
+        _spread(lambda tap: share, result, windows)
+        return spec.from_last(unpad(result, windows, in_shape))
 
     return {"max": max_pool, "max_grad": max_pool_grad, "max_grad_grad": max_pool_grad_grad,
             "avg": avg_pool, "avg_grad": avg_pool_grad}
