@@ -9,6 +9,7 @@ positions or images.
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 from typing import Callable, NamedTuple, Optional, Sequence
 
@@ -288,21 +289,27 @@ class PatchCache:
     def __init__(self, capacity: int = 8):
         self._capacity = capacity
         self._entries: dict = {}
+        self._lock = threading.Lock()  # sessions may run in several threads
 
     def put(self, x: np.ndarray, windows: tuple, matrix: np.ndarray) -> None:
         key = id(x)
-        self._entries.pop(key, None)
-        while len(self._entries) >= self._capacity:
-            self._entries.pop(next(iter(self._entries)))
         try:
+            # the entry goes when x does (the callback runs when x is freed, before
+            # another array can take its id)
             ref = weakref.ref(x, lambda _, key=key, entries=self._entries: entries.pop(key, None))
         except TypeError:
             return
-        self._entries[key] = (ref, windows, x.copy(), matrix)
+        entry = (ref, windows, x.copy(), matrix)
+        with self._lock:
+            self._entries.pop(key, None)
+            for oldest in list(self._entries)[:max(0, len(self._entries) - self._capacity + 1)]:
+                self._entries.pop(oldest, None)
+            self._entries[key] = entry
 
     def take(self, x: np.ndarray, windows: tuple) -> Optional[np.ndarray]:
         """The matrix ``put`` with this very ``x`` (same values) and windows, or None."""
-        entry = self._entries.pop(id(x), None)
+        with self._lock:
+            entry = self._entries.pop(id(x), None)
         if entry is None:
             return None
         ref, cached_windows, copy, matrix = entry
