@@ -209,3 +209,23 @@ def test_convolution_kernels_keep_float32(op_type, rank):
     dw = _kernel(filter_type)(x, np.array(w.shape, np.int32), y, **attrs)
     assert (y.dtype, dx.dtype, dw.dtype) == (np.float32,) * 3
     assert dx.shape == x.shape and dw.shape == w.shape
+
+
+@pytest.mark.parametrize("multiplier", [1, 3])
+def test_depthwise_input_gradient_float32_matches_tap_contraction(multiplier):
+    """The per-tap multiply-adds equal contracting each tap's filter with einsum, in
+    float32 and within float32 rounding."""
+    x_shape, attrs = (2, 5, 6, 3), dict(CONV_ATTRS, strides=[1, 2, 1, 1])
+    w = RNG.standard_normal((3, 2, 3, multiplier)).astype(np.float32)
+    windows = win_mod.WindowSpec(attrs).windows(x_shape[1:3], w.shape[:2])
+    dy = RNG.standard_normal((2, windows[0].out, windows[1].out, 3 * multiplier)).astype(
+        np.float32)
+    dx = _kernel("DepthwiseConv2dNativeBackpropInput")(np.array(x_shape, np.int32), w, dy,
+                                                       **attrs)
+    per_tap = w.reshape(6, 3, multiplier)
+    per_multiplier = dy.reshape(dy.shape[:3] + (3, multiplier))
+    expected = win_mod.accumulate_taps(
+        lambda tap: np.einsum("nhwcm,cm->nhwc", per_multiplier, per_tap[tap]), windows,
+        x_shape, np.float32)
+    assert dx.dtype == np.float32
+    np.testing.assert_allclose(dx, expected, rtol=0, atol=8 * np.abs(expected).max() * 2 ** -24)

@@ -167,11 +167,22 @@ def _depthwise_forward(x: np.ndarray, w: np.ndarray, windows, x_key=None) -> np.
 
 def _depthwise_backprop_input(dy: np.ndarray, w: np.ndarray, windows,
                               in_shape) -> np.ndarray:
-    per_tap = w.reshape((-1,) + w.shape[2:])  # [kh*kw, C, M]
-    per_multiplier = _per_multiplier(dy, w.shape[2])
-    return accumulate_taps(lambda tap: np.einsum("nhwcm,cm->nhwc", per_multiplier,
-                                                  per_tap[tap]),
-                            windows, in_shape, dy.dtype)
+    """Each tap's gradient, channel by channel: ``dy``'s multiplier slices times the
+    tap's filter values, summed over the multipliers into one reused buffer, then added
+    where the tap reads."""
+    channels, multiplier = w.shape[2:]
+    per_tap = w.reshape(-1, channels, multiplier)  # [kh*kw, C, M]
+    per_multiplier = _per_multiplier(dy, channels)
+    value = np.empty(dy.shape[:3] + (channels,), dy.dtype)
+    term = np.empty_like(value) if multiplier > 1 else None
+
+    def tap_value(tap: int) -> np.ndarray:
+        np.multiply(per_multiplier[..., 0], per_tap[tap, :, 0], out=value)
+        for m in range(1, multiplier):
+            np.add(value, np.multiply(per_multiplier[..., m], per_tap[tap, :, m], out=term),
+                   out=value)
+        return value
+    return accumulate_taps(tap_value, windows, in_shape, dy.dtype)
 
 
 def _depthwise_backprop_filter(x: np.ndarray, dy: np.ndarray, windows, w_shape,
