@@ -23,7 +23,7 @@ from gradflow.ops.common import FLOATING, apply_op, as_tensor, check_dtype_in, c
 from gradflow.ops.nn.helpers import check_matching_dtype, check_rank, public_attrs
 from gradflow.ops.nn.windows import (PatchCache, Window, WindowSpec, accumulate_taps, alias,
                                      checked_spec, im2col, padding_attrs, patches,
-                                     shape_from_sizes, window_list)
+                                     shape_from_sizes, unpad, window_list, window_taps)
 
 
 # ---------------------------------------------------------------------- convolutions
@@ -88,12 +88,24 @@ def _conv_backprop_input(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np
             return _scatter_fields(dy, w, windows, in_shape)
         cropped, full_windows = _full_correlation(dy, windows, in_shape[1:3])
         return _conv_forward(cropped, w[::-1, ::-1].transpose(0, 1, 3, 2), full_windows)
+    c_in = w.shape[-2]
     taps = int(np.prod(w.shape[:-2]))
-    fields = (_as_rows(dy) @ _filter_matrix(w).T).reshape(dy.shape[:-1] + (taps, w.shape[-2]))
-    return accumulate_taps(lambda tap: fields[..., tap, :], windows, in_shape, dy.dtype)
+    matrix = _filter_matrix(w).T
+    padded = np.zeros((in_shape[0], *(n + win.before + win.after for n, win in zip(
+        in_shape[1:-1], windows, strict=True)), c_in), dy.dtype)
+    # a few images at a time, so that their receptive-field gradients stay in cache
+    # between the product that writes them and the adds that read them
+    per_image = int(np.prod(dy.shape[1:-1])) * taps * c_in * dy.itemsize
+    chunk = max(1, _FIELDS_CHUNK_BYTES // max(per_image, 1))
+    for first in range(0, len(dy), chunk):
+        part = dy[first:first + chunk]
+        fields = (_as_rows(part) @ matrix).reshape(part.shape[:-1] + (taps, c_in))
+        for tap, view in window_taps(padded[first:first + chunk], windows):
+            view += fields[..., tap, :]
+    return unpad(padded, windows, in_shape)
 
 
-# the receptive-field gradients ``_scatter_fields`` computes per product, at most
+# the receptive-field gradients an input-gradient product computes at a time, at most
 _FIELDS_CHUNK_BYTES = 4 << 20
 
 
