@@ -10,6 +10,7 @@ from gradcheck import gradient_error
 
 import gradflow as gf
 from gradflow.framework.registry import get_op_def
+from gradflow.ops.nn import convolution
 from gradflow.ops.nn import windows as win_mod
 
 RNG = np.random.default_rng(2323)
@@ -229,3 +230,24 @@ def test_depthwise_input_gradient_float32_matches_tap_contraction(multiplier):
         x_shape, np.float32)
     assert dx.dtype == np.float32
     np.testing.assert_allclose(dx, expected, rtol=0, atol=8 * np.abs(expected).max() * 2 ** -24)
+
+
+@pytest.mark.parametrize("op_type,x_shape,w_shape,strides", [
+    ("Conv2DBackpropInput", (5, 6, 5, 2), (3, 3, 2, 4), [1, 1, 1, 1]),  # scattered fields
+    ("Conv2DBackpropInput", (5, 7, 6, 3), (3, 2, 3, 2), [1, 2, 2, 1]),  # strided
+    ("Conv3DBackpropInputV2", (3, 4, 5, 4, 2), (2, 3, 2, 2, 3), [1, 1, 1, 1, 1]),
+])
+def test_input_gradient_in_image_chunks_matches_one_chunk(op_type, x_shape, w_shape, strides,
+                                                          monkeypatch):
+    """Working a few images at a time changes no bits (one image per chunk here)."""
+    rank = len(x_shape) - 2
+    attrs = {"strides": strides, "dilations": [1] * (rank + 2), "padding": "SAME",
+             "data_format": "NHWC" if rank == 2 else "NDHWC"}
+    w = RNG.standard_normal(w_shape).astype(np.float32)
+    spec = win_mod.WindowSpec(attrs, rank)
+    outs = [win.out for win in spec.windows(x_shape[1:-1], w_shape[:rank])]
+    dy = RNG.standard_normal((x_shape[0], *outs, w_shape[-1])).astype(np.float32)
+    sizes = np.array(x_shape, np.int32)
+    whole = _kernel(op_type)(sizes, w, dy, **attrs)
+    monkeypatch.setattr(convolution, "_FIELDS_CHUNK_BYTES", 1)
+    np.testing.assert_array_equal(_kernel(op_type)(sizes, w, dy, **attrs), whole)
