@@ -8,6 +8,7 @@ bias and ReLU, then 2x2 max pooling when ``pool``; ``("flatten",)``;
 """
 from __future__ import annotations
 
+import time
 import tracemalloc
 from typing import Callable
 
@@ -106,3 +107,53 @@ def peak_bytes(step: Callable[[], object]) -> int:
     finally:
         tracemalloc.stop()
     return peak - before
+
+
+# Op types whose kernels ``op_times`` reports: the convolution and pooling families.
+WINDOW_OP_TYPES = ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
+                   "MaxPoolGrad", "AvgPool", "AvgPoolGrad", "DepthwiseConv2dNative")
+
+
+def op_times(layers: list, x: np.ndarray, y: np.ndarray, optimizer: Callable,
+             repeats: int = 10) -> dict:
+    """Median CPU milliseconds per step spent in each window op type's gradflow kernel
+    (the registered kernels wrapped with timers for the whole run), plus ``"step"``."""
+    gradflow = load("gradflow")
+    get_op_def = gradflow.framework.registry.get_op_def
+    spent: dict = {}
+    originals = {}
+    for op_type in WINDOW_OP_TYPES:
+        op_def = get_op_def(op_type)
+        originals[op_type] = op_def.kernel
+
+        def timed_kernel(*args, _kernel=op_def.kernel, _type=op_type, **attrs):
+            start = time.process_time()
+            try:
+                return _kernel(*args, **attrs)
+            finally:
+                spent[_type] = spent.get(_type, 0.0) + time.process_time() - start
+        op_def.kernel = timed_kernel
+    try:
+        step = graph_step(gradflow, layers, x, y, optimizer)
+        for _ in range(3):
+            step()
+        samples: dict = {}
+        for _ in range(repeats):
+            spent.clear()
+            start = time.process_time()
+            step()
+            spent["step"] = time.process_time() - start
+            for name, value in spent.items():
+                samples.setdefault(name, []).append(value * 1e3)
+    finally:
+        for op_type, kernel in originals.items():
+            get_op_def(op_type).kernel = kernel
+    return {name: float(np.median(values)) for name, values in samples.items()}
+
+
+def op_times_text(layers: list, x: np.ndarray, y: np.ndarray, optimizer: Callable,
+                  repeats: int = 10) -> str:
+    """``op_times`` as one line: CPU ms per step in each window kernel and in the step."""
+    times = op_times(layers, x, y, optimizer, repeats)
+    return (f"gradflow CPU ms per step (median of {repeats}): "
+            + ", ".join(f"{name} {value:.1f}" for name, value in times.items()))

@@ -8,6 +8,7 @@ at the rate of a 1024x1024x1024 float32 NumPy GEMM timed in the same rounds, and
 gradflow's peak NumPy memory per step (tracemalloc).
 
     PYTHONPATH=. /opt/tfenv/bin/python benchmarks/deep_mnist_step.py [--repeats 10]
+    python benchmarks/deep_mnist_step.py --ops     # CPU ms per step in each window kernel
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import sys
 import numpy as np
 
 from common import Table, ms, print_tables, ratio_text, time_interleaved, verdict
-from conv_models import candidates, peak_bytes
+from conv_models import candidates, op_times_text, peak_bytes
 from models import batch
 
 CLASSES = 10
@@ -71,7 +72,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--ops", action="store_true",
+                        help="print gradflow's CPU ms per step in each convolution and "
+                             "pooling kernel instead")
     args = parser.parse_args(argv)
+    if args.ops:
+        x, y = batch((28, 28, 1), CLASSES, args.batch)
+        print(op_times_text(deep_mnist_layers(), x, y,
+                            lambda module: module.train.AdamOptimizer(1e-4), args.repeats))
+        return 0
     print_tables(tables(args.batch, args.repeats))
     return 0
 

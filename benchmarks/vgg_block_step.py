@@ -6,6 +6,7 @@ Momentum (0.01, 0.9), batch 32, float32; with the FLOP bound and peak memory as 
 ``deep_mnist_step``.
 
     PYTHONPATH=. /opt/tfenv/bin/python benchmarks/vgg_block_step.py [--repeats 10]
+    python benchmarks/vgg_block_step.py --ops      # CPU ms per step in each window kernel
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import sys
 import numpy as np
 
 from common import Table, print_tables
+from conv_models import op_times_text
 from deep_mnist_step import step_table
 from models import batch
 
@@ -43,7 +45,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--ops", action="store_true",
+                        help="print gradflow's CPU ms per step in each convolution and "
+                             "pooling kernel instead")
     args = parser.parse_args(argv)
+    if args.ops:
+        x, y = batch((32, 32, 3), CLASSES, args.batch)
+        print(op_times_text(vgg_layers(), x, y,
+                            lambda module: module.train.MomentumOptimizer(0.01, 0.9),
+                            args.repeats))
+        return 0
     print_tables(tables(args.batch, args.repeats))
     return 0
 

@@ -10,6 +10,7 @@ from gradcheck import gradient_error, second_order_error
 
 import gradflow as gf
 from gradflow.ops.nn import convolution
+from gradflow.ops.nn.windows import im2col
 
 RNG = np.random.default_rng(23)
 
@@ -92,7 +93,7 @@ def test_patch_matrix_both_layouts(channels, strides, dilations, padding):
                 for j in range(2):
                     expected[:, oh, ow, i, j] = padded[:, oh * h.stride + i * h.dilation,
                                                        ow * w.stride + j * w.dilation]
-    np.testing.assert_array_equal(convolution._im2col(x, windows),
+    np.testing.assert_array_equal(im2col(x, windows),
                                   expected.reshape(2 * h.out * w.out, -1))
 
 

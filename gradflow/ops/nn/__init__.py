@@ -11,8 +11,10 @@ row (im2col) that multiplies the filter; its input gradient is a convolution too
 Pooling folds the few filter taps; loops run over taps, never over pixels.
 
 The ops live in this package's modules
-(``activations``, ``losses``, ``normalization``, ``convolution``, ``pooling``, ``lookup``);
-this module re-exports their public names.
+(``activations``, ``losses``, ``normalization``, ``convolution``, ``convolution_3d``,
+``pooling``, ``lookup``; ``windows`` holds the geometry shared by convolution and
+pooling); this module re-exports the 2-D ops' public names (``gradflow.ops.nn_more``
+the 3-D, 1-D and separable ones).
 """
 # The nn ops. ``__all__`` stays empty: ``gradflow.nn`` names what it hands on.
 from gradflow.ops.nn.activations import (bias_add as bias_add, elu as elu, gelu as gelu,

@@ -1,10 +1,17 @@
-"""Sliding-window geometry and convolutions (im2col: one matrix product per convolution)."""
+"""Convolutions of any spatial rank as few large matrix products, and the 2-D and
+1-D convolution constructors (the 3-D ones are in ``convolution_3d``).
+
+A convolution is one product of the im2col patch matrix with the filter; the filter
+gradient multiplies the same patch matrix (kept from the forward pass of the same
+step, see ``windows.PatchCache``) with the output gradient; the input gradient is one
+product of the output gradient with the filter whose receptive-field gradients are
+added back tap by tap, or at stride 1 in 2-D a convolution itself.
+"""
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional, Sequence
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from gradflow.framework import dtypes
 from gradflow.framework.constant import convert_to_tensor
@@ -12,294 +19,99 @@ from gradflow.framework.graph import Tensor, name_scope
 from gradflow.framework.registry import RegisterGradient, define_op, gradient_needed
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
-from gradflow.ops.common import (FLOATING, apply_op, as_tensor, check_dtype_in, constructor,
-                                 static_ints)
-from gradflow.ops.nn.helpers import INDEX_TYPES, check_matching_dtype, check_rank, public_attrs
-
-
-# ------------------------------------------------------------ sliding-window geometry
-class Window(NamedTuple):
-    """One spatial axis of a sliding-window op.
-
-    Output position ``o`` reads the padded input at ``o * stride + t * dilation`` for
-    taps ``t < size``; ``before``/``after`` is the padding added around the input.
-    """
-
-    size: int
-    stride: int
-    dilation: int
-    before: int
-    after: int
-    out: int
-
-    @property
-    def span(self) -> int:
-        """How many consecutive padded-input positions one window covers."""
-        return _span(self.size, self.dilation)
-
-    def reads(self, tap: int) -> slice:
-        """The padded-input positions tap ``tap`` reads, one per output position."""
-        start = tap * self.dilation
-        return slice(start, start + self.stride * (self.out - 1) + 1, self.stride)
-
-
-def _span(size: int, dilation: int) -> int:
-    return (size - 1) * dilation + 1
-
-
-def _fit_window(in_size: int, size: int, stride: int, dilation: int, padding: str,
-                explicit: tuple[int, int]) -> Window:
-    span = _span(size, dilation)
-    if padding == "SAME":
-        out = -(-in_size // stride)
-        total = max((out - 1) * stride + span - in_size, 0)
-        return Window(size, stride, dilation, total // 2, total - total // 2, out)
-    before, after = explicit
-    padded = in_size + before + after
-    if padded < span:
-        raise ValueError(f"Negative dimension size caused by subtracting {span} from {padded}")
-    return Window(size, stride, dilation, before, after, (padded - span) // stride + 1)
-
-
-class WindowSpec:
-    """The attrs of a 2-D convolution or pooling op, read in NHWC terms."""
-
-    def __init__(self, attrs: dict):
-        data_format = attrs["data_format"]
-        if data_format not in ("NHWC", "NCHW"):
-            raise ValueError(f"data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
-        self.channels_last = data_format == "NHWC"
-        self.spatial = (1, 2) if self.channels_last else (2, 3)
-        self.padding = attrs["padding"]
-        if self.padding not in ("SAME", "VALID", "EXPLICIT"):
-            raise ValueError(f"Attr 'padding' passed string '{self.padding}' not in: "
-                             "\"SAME\", \"VALID\", \"EXPLICIT\".")
-        self.strides = self._spatial_entries(attrs["strides"], "strides")
-        self.dilations = self._spatial_entries(attrs.get("dilations", [1] * 4), "dilations")
-        ksize = attrs.get("ksize")
-        self.ksize = None if ksize is None else self._spatial_entries(ksize, "ksize")
-        pads = attrs.get("explicit_paddings") or [0] * 8
-        if self.padding == "EXPLICIT" and len(pads) != 8:
-            raise ValueError(f"explicit_paddings must hold 8 values (4 [before, after] pairs), "
-                             f"got {list(pads)}")
-        self.explicit = tuple((pads[2 * a], pads[2 * a + 1]) for a in self.spatial)
-
-    def _spatial_entries(self, values: Sequence[int], arg: str) -> tuple[int, int]:
-        values = list(values)
-        outer = [values[a] for a in range(4) if a not in self.spatial] if len(values) == 4 \
-            else None
-        if outer != [1, 1] or min(values) < 1:
-            raise ValueError(f"{arg} must hold 4 positive values with 1 in the batch and "
-                             f"channel dimensions (pooling, strides and dilations across them "
-                             f"are not supported), got {values}")
-        return values[self.spatial[0]], values[self.spatial[1]]
-
-    def windows(self, in_hw: Sequence[int], size_hw: Sequence[int]) -> tuple[Window, Window]:
-        return tuple(_fit_window(n, k, s, d, self.padding, e) for n, k, s, d, e in zip(
-            in_hw, size_hw, self.strides, self.dilations, self.explicit))
-
-    def out_hw(self, in_hw: Sequence, size_hw: Sequence, context: str) -> list[Optional[int]]:
-        """Static output height and width (None where an input size is unknown)."""
-        result = []
-        for n, k, s, d, e in zip(in_hw, size_hw, self.strides, self.dilations, self.explicit):
-            if n is None or k is None:
-                result.append(None)
-                continue
-            try:
-                result.append(_fit_window(n, k, s, d, self.padding, e).out)
-            except ValueError as err:
-                raise ValueError(f"{err} for {context}") from None
-        return result
-
-    def nhwc(self, dims: Sequence) -> tuple:
-        return tuple(dims) if self.channels_last else (dims[0], dims[2], dims[3], dims[1])
-
-    def layout(self, n, h, w, c) -> tuple:
-        return (n, h, w, c) if self.channels_last else (n, c, h, w)
-
-    def to_nhwc(self, x: np.ndarray) -> np.ndarray:
-        return x if self.channels_last else x.transpose(0, 2, 3, 1)
-
-    def from_nhwc(self, x: np.ndarray) -> np.ndarray:
-        return x if self.channels_last else x.transpose(0, 3, 1, 2)
-
-
-def checked_spec(attrs: dict, op_type: str, t: Tensor) -> WindowSpec:
-    """The op's window attrs, or a ValueError naming the op type and its input."""
-    try:
-        return WindowSpec(attrs)
-    except ValueError as err:
-        raise ValueError(f"{err} ('{op_type}' of {t.name})") from None
-
-
-def nhwc_dims(spec: WindowSpec, t: Tensor) -> tuple:
-    dims = t.shape.as_tuple()
-    return (None,) * 4 if dims is None else spec.nhwc(dims)
-
-
-def shape_from_sizes(sizes: Tensor, op_type: str) -> TensorShape:
-    check_dtype_in(sizes, INDEX_TYPES, op_type, "sizes")
-    values = static_ints(sizes)
-    return TensorShape([None] * 4) if values is None else TensorShape(values)
-
-
-def pad_windows(x: np.ndarray, windows: Sequence[Window], pad_value=0) -> np.ndarray:
-    """NHWC ``x`` with the windows' padding around its spatial axes."""
-    h, w = windows
-    if h.before or h.after or w.before or w.after:
-        x = np.pad(x, ((0, 0), (h.before, h.after), (w.before, w.after), (0, 0)),
-                   constant_values=pad_value)
-    return x
-
-
-def window_taps(padded: np.ndarray, windows: Sequence[Window]):
-    """``(tap, view)`` per filter tap: the [N, Ho, Wo, C] view of the padded input that
-    tap reads, one position per output position (taps numbered row by row)."""
-    h, w = windows
-    for i in range(h.size):
-        for j in range(w.size):
-            yield i * w.size + j, padded[:, h.reads(i), w.reads(j)]
-
-
-def patches(x: np.ndarray, windows: Sequence[Window], pad_value=0) -> np.ndarray:
-    """Every output position's receptive field of NHWC ``x``: an [N, Ho, Wo, C, kh, kw] view."""
-    h, w = windows
-    view = sliding_window_view(pad_windows(x, windows, pad_value), (h.span, w.span), axis=(1, 2))
-    return view[:, :h.stride * (h.out - 1) + 1:h.stride, :w.stride * (w.out - 1) + 1:w.stride,
-                :, ::h.dilation, ::w.dilation]
-
-
-# Up to this many input channels the patch matrix is built channel-major (see _im2col).
-_CHANNEL_MAJOR_MAX_CHANNELS = 4
-
-
-def _im2col(x: np.ndarray, windows: Sequence[Window]) -> np.ndarray:
-    """The receptive fields of NHWC ``x`` as an [N*Ho*Wo, kh*kw*C] matrix, each row ordered
-    (tap row, tap column, channel) like an HWIO filter's rows, so that a convolution is
-    one matrix product.
-
-    With many channels the matrix is C-ordered, copied from the window view in runs of
-    whole channel rows. With few, such runs are a value or three long, so it is built
-    transposed ([kh*kw*C, N*Ho*Wo], returned as its transpose view, which BLAS reads
-    without a copy): every (tap, channel) row is then one copy of a whole image-sized
-    window view into contiguous memory (10x faster for one channel and a 5x5 filter).
-    """
-    h, w = windows
-    n, channels = x.shape[0], x.shape[3]
-    rows, row_size = n * h.out * w.out, h.size * w.size * channels
-    if channels <= _CHANNEL_MAJOR_MAX_CHANNELS:
-        cols = np.empty((h.size * w.size, channels, n, h.out, w.out), x.dtype)
-        for tap, view in window_taps(pad_windows(x, windows), windows):
-            cols[tap] = view.transpose(3, 0, 1, 2)
-        return cols.reshape(row_size, rows).T
-    return np.ascontiguousarray(patches(x, windows).transpose(0, 1, 2, 4, 5, 3)).reshape(
-        rows, row_size)
-
-
-def accumulate_taps(tap_value: Callable, windows: Sequence[Window], in_shape: Sequence[int],
-                     dtype) -> np.ndarray:
-    """The NHWC input-shaped sum over taps of ``tap_value(tap)`` ([N, Ho, Wo, C]), each
-    added where that tap reads: the adjoint of ``window_taps``."""
-    h, w = windows
-    n, height, width, channels = in_shape
-    padded = np.zeros((n, height + h.before + h.after, width + w.before + w.after, channels),
-                      dtype)
-    for tap, view in window_taps(padded, windows):
-        view += tap_value(tap)
-    return padded[:, h.before:h.before + height, w.before:w.before + width]
-
-
-def window_list(value, arg: str, data_format: str) -> list[int]:
-    """An int or a list of 1, 2 or 4 ints as the 4 per-dimension values of ``data_format``."""
-    values = [value] if isinstance(value, (int, np.integer)) else list(value)
-    if len(values) == 1:
-        values = values * 2
-    if len(values) == 2:
-        h, w = values
-        values = [1, h, w, 1] if data_format == "NHWC" else [1, 1, h, w]
-    elif len(values) != 4:
-        raise ValueError(f"{arg} should be of length 1, 2 or 4. Received: {arg}={value} of "
-                         f"length {len(values)}")
-    return [int(v) for v in values]
-
-
-def padding_attrs(padding, data_format: str, op_type: str, explicit_ok: bool = True) -> dict:
-    """``padding`` ('SAME', 'VALID' or 4 [before, after] pairs) as op attrs."""
-    if isinstance(padding, str):
-        if padding not in ("SAME", "VALID"):
-            allowed = '"SAME", "VALID", "EXPLICIT"' if explicit_ok else '"SAME", "VALID"'
-            raise ValueError(f"Attr 'padding' of '{op_type}' Op passed string '{padding}' not "
-                             f"in: {allowed}.")
-        return {"padding": padding, "explicit_paddings": []}
-    pairs = [list(p) for p in padding] if explicit_ok and padding is not None else []
-    if len(pairs) != 4 or any(len(p) != 2 for p in pairs):
-        raise ValueError(f"padding of '{op_type}' must be 'SAME', 'VALID' or a list of 4 "
-                         f"[before, after] pairs, got {padding!r}")
-    outer = (0, 3) if data_format == "NHWC" else (0, 1)
-    if any(pairs[a] != [0, 0] for a in outer):
-        raise ValueError(f"padding of '{op_type}' must be 0 in the batch and channel "
-                         f"dimensions, got {padding!r}")
-    return {"padding": "EXPLICIT", "explicit_paddings": [int(v) for p in pairs for v in p]}
-
-
-def alias(arg: str, value, other: str, other_value):
-    """One of two spellings of an argument (TF renamed several, keeping both)."""
-    if value is not None and other_value is not None:
-        raise ValueError(f"Cannot specify both '{arg}' and '{other}'.")
-    if value is None and other_value is None:
-        raise ValueError(f"'{arg}' must be provided.")
-    return value if value is not None else other_value
+from gradflow.ops.common import FLOATING, apply_op, as_tensor, check_dtype_in, constructor
+from gradflow.ops.nn.helpers import check_matching_dtype, check_rank, public_attrs
+from gradflow.ops.nn.windows import (PatchCache, Window, WindowSpec, accumulate_taps, alias,
+                                     checked_spec, im2col, padding_attrs, patches,
+                                     shape_from_sizes, unpad, window_list, window_taps)
 
 
 # ---------------------------------------------------------------------- convolutions
-class _ConvKind(NamedTuple):
-    """How a convolution family contracts receptive fields with its filter (NHWC arrays,
-    HWIO filters, ``windows`` from ``WindowSpec.windows``)."""
+class ConvKind(NamedTuple):
+    """How a convolution family contracts receptive fields with its filter
+    (channels-last arrays, filters [*size, C_in, C_out], ``windows`` from
+    ``WindowSpec.windows``; ``x_key`` is the op's own input array, the key under which
+    the forward pass leaves its patch matrix for the filter gradient)."""
 
-    forward: Callable          # (x, filter, windows) -> [N, Ho, Wo, C_out]
+    forward: Callable          # (x, filter, windows, x_key) -> [N, *out, C_out]
     backprop_input: Callable   # (dy, filter, windows, input shape) -> input-shaped
-    backprop_filter: Callable  # (x, dy, windows) -> filter-shaped
+    backprop_filter: Callable  # (x, dy, windows, filter shape, x_key) -> filter-shaped
     out_channels: Callable     # (static filter dims) -> Optional[int]
 
 
+# patch matrices of forward passes, for the filter gradients of the same step
+_PATCHES = PatchCache()
+
+
 def _as_rows(a: np.ndarray) -> np.ndarray:
-    """[N, H, W, C] as an [N*H*W, C] matrix."""
-    n, height, width, channels = a.shape
-    return a.reshape(n * height * width, channels)
+    """[N, *spatial, C] as an [N*prod(spatial), C] matrix (a view of a C-ordered array)."""
+    return a.reshape(-1, a.shape[-1])
 
 
 def _filter_matrix(w: np.ndarray) -> np.ndarray:
-    """An HWIO filter as the [kh*kw*C_in, C_out] matrix ``_im2col`` rows multiply."""
-    kh, kw, c_in, c_out = w.shape
-    return w.reshape(kh * kw * c_in, c_out)
+    """A [*size, C_in, C_out] filter as the [prod(size)*C_in, C_out] matrix ``im2col``
+    rows multiply."""
+    return w.reshape(-1, w.shape[-1])
 
 
-def _conv_forward(x: np.ndarray, w: np.ndarray, windows) -> np.ndarray:
-    h, wd = windows
-    return (_im2col(x, windows) @ _filter_matrix(w)).reshape(
-        x.shape[0], h.out, wd.out, w.shape[3])
+def _conv_forward(x: np.ndarray, w: np.ndarray, windows, x_key=None) -> np.ndarray:
+    """One product of the patch matrix with the filter; the matrix is left for the
+    filter gradient of ``x_key`` (the op's input array) when one is given."""
+    matrix = im2col(x, windows)
+    if x_key is not None:
+        _PATCHES.put(x_key, windows, matrix)
+    return (matrix @ _filter_matrix(w)).reshape(
+        (x.shape[0], *(win.out for win in windows), w.shape[-1]))
+
+
+def _conv_backprop_filter(x: np.ndarray, dy: np.ndarray, windows, w_shape,
+                          x_key=None) -> np.ndarray:
+    """One product of the forward pass's patch matrix (transposed: BLAS reads it in
+    place) with the output gradient."""
+    matrix = None if x_key is None else _PATCHES.take(x_key, windows)
+    if matrix is None:
+        matrix = im2col(x, windows)
+    return (matrix.T @ _as_rows(dy)).reshape(w_shape)
 
 
 def _conv_backprop_input(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np.ndarray:
-    """At stride 1 the input gradient is a convolution too: of ``dy``, padded so that its
-    windows end on every input position, with the filter turned by 180 degrees and its
-    channel axes swapped; when the input has fewer channels than the output, scattering
-    one product's receptive-field gradients (``_scatter_fields``) moves less memory and
-    multiplies wider matrices. Strided, the full correlation would multiply mostly
-    zeros: there each receptive field's gradient comes from one product and is added
-    back where it read."""
-    kh, kw, c_in, c_out = w.shape
-    if all(win.stride == 1 for win in windows):
+    """At stride 1 in 2-D the input gradient is a convolution too: of ``dy``, padded so
+    that its windows end on every input position, with the filter turned by 180
+    degrees and its channel axes swapped; when the input has fewer channels than the
+    output, scattering one product's receptive-field gradients (``_scatter_fields``)
+    moves less memory and multiplies wider matrices. Otherwise the full correlation
+    would multiply mostly zeros: each receptive field's gradient comes from one
+    product and is added back where it read."""
+    if len(windows) == 2 and all(win.stride == 1 for win in windows):
+        c_in, c_out = w.shape[-2:]
         if c_in < c_out:
             return _scatter_fields(dy, w, windows, in_shape)
         cropped, full_windows = _full_correlation(dy, windows, in_shape[1:3])
         return _conv_forward(cropped, w[::-1, ::-1].transpose(0, 1, 3, 2), full_windows)
-    fields = (_as_rows(dy) @ _filter_matrix(w).T).reshape(dy.shape[:3] + (kh * kw, c_in))
-    return accumulate_taps(lambda tap: fields[:, :, :, tap], windows, in_shape, dy.dtype)
+    c_in = w.shape[-2]
+    taps = int(np.prod(w.shape[:-2]))
+    matrix = _filter_matrix(w).T
+    padded = np.zeros((in_shape[0], *(n + win.before + win.after for n, win in zip(
+        in_shape[1:-1], windows, strict=True)), c_in), dy.dtype)
+    # a few images at a time, so that their receptive-field gradients stay in cache
+    # between the product that writes them and the adds that read them
+    per_image = int(np.prod(dy.shape[1:-1])) * taps * c_in * dy.itemsize
+    chunk = max(1, _FIELDS_CHUNK_BYTES // max(per_image, 1))
+    for first in range(0, len(dy), chunk):
+        part = dy[first:first + chunk]
+        fields = (_as_rows(part) @ matrix).reshape(part.shape[:-1] + (taps, c_in))
+        for tap, view in window_taps(padded[first:first + chunk], windows):
+            view += fields[..., tap, :]
+    return unpad(padded, windows, in_shape)
+
+
+# the receptive-field gradients an input-gradient product computes at a time, at most
+_FIELDS_CHUNK_BYTES = 4 << 20
 
 
 def _scatter_fields(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np.ndarray:
-    """The stride-1 input gradient as one product and a contiguous add per filter tap.
+    """The stride-1 input gradient as a product and a contiguous add per filter tap,
+    a few images at a time.
 
     ``dy`` is laid on the padded input's width (zeros in the extra columns), so output
     position (oh, ow) and the padded-input position its tap (i, j) reads lie a fixed
@@ -317,14 +129,22 @@ def _scatter_fields(dy: np.ndarray, w: np.ndarray, windows, in_shape) -> np.ndar
         laid = np.zeros((n, h.out, padded_w, c_out), dy.dtype)
         laid[:, :, :wd.out] = dy
     length = h.out * padded_w
-    fields = (_filter_matrix(w) @ laid.reshape(n * length, c_out).T).reshape(
-        kh, kw, c_in, n, length)
+    rows = laid.reshape(n, length, c_out)
+    matrix = _filter_matrix(w)
     # a tap's block ends at most (kw - 1) * dilation past the last image's grid
     grid = np.zeros((c_in, n, padded_h * padded_w + (kw - 1) * wd.dilation), dy.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            start = i * h.dilation * padded_w + j * wd.dilation
-            grid[:, :, start:start + length] += fields[i, j]
+    # a few images at a time, so that their receptive-field gradients stay in cache
+    # between the product that writes them and the adds that read them
+    chunk = max(1, _FIELDS_CHUNK_BYTES // (matrix.shape[0] * length * dy.itemsize))
+    for first in range(0, n, chunk):
+        last = min(n, first + chunk)
+        fields = (matrix @ rows[first:last].reshape(-1, c_out).T).reshape(
+            kh, kw, c_in, last - first, length)
+        block = grid[:, first:last]
+        for i in range(kh):
+            for j in range(kw):
+                start = i * h.dilation * padded_w + j * wd.dilation
+                block[:, :, start:start + length] += fields[i, j]
     image = grid[:, :, :padded_h * padded_w].reshape(c_in, n, padded_h, padded_w)
     return np.ascontiguousarray(image[:, :, h.before:h.before + height,
                                       wd.before:wd.before + width].transpose(1, 2, 3, 0))
@@ -344,10 +164,6 @@ def _full_correlation(dy: np.ndarray, windows, in_hw) -> tuple:
     return dy[:, crops[0], crops[1]], tuple(full_windows)
 
 
-def _conv_backprop_filter(x: np.ndarray, dy: np.ndarray, windows) -> np.ndarray:
-    h, w = windows
-    return (_im2col(x, windows).T @ _as_rows(dy)).reshape(
-        h.size, w.size, x.shape[3], dy.shape[3])
 
 
 def _per_multiplier(dy: np.ndarray, channels: int) -> np.ndarray:
@@ -355,7 +171,7 @@ def _per_multiplier(dy: np.ndarray, channels: int) -> np.ndarray:
     return dy.reshape(dy.shape[:3] + (channels, -1))
 
 
-def _depthwise_forward(x: np.ndarray, w: np.ndarray, windows) -> np.ndarray:
+def _depthwise_forward(x: np.ndarray, w: np.ndarray, windows, x_key=None) -> np.ndarray:
     h, wd = windows
     per_multiplier = np.einsum("nhwcij,ijcm->nhwcm", patches(x, windows), w)
     return per_multiplier.reshape(x.shape[0], h.out, wd.out, w.shape[2] * w.shape[3])
@@ -363,61 +179,91 @@ def _depthwise_forward(x: np.ndarray, w: np.ndarray, windows) -> np.ndarray:
 
 def _depthwise_backprop_input(dy: np.ndarray, w: np.ndarray, windows,
                               in_shape) -> np.ndarray:
-    per_tap = w.reshape((-1,) + w.shape[2:])  # [kh*kw, C, M]
-    per_multiplier = _per_multiplier(dy, w.shape[2])
-    return accumulate_taps(lambda tap: np.einsum("nhwcm,cm->nhwc", per_multiplier,
-                                                  per_tap[tap]),
-                            windows, in_shape, dy.dtype)
+    """Each tap's gradient, channel by channel: ``dy``'s multiplier slices times the
+    tap's filter values, summed over the multipliers into one reused buffer, then added
+    where the tap reads."""
+    channels, multiplier = w.shape[2:]
+    per_tap = w.reshape(-1, channels, multiplier)  # [kh*kw, C, M]
+    per_multiplier = _per_multiplier(dy, channels)
+    value = np.empty(dy.shape[:3] + (channels,), dy.dtype)
+    term = np.empty_like(value) if multiplier > 1 else None
+
+    def tap_value(tap: int) -> np.ndarray:
+        np.multiply(per_multiplier[..., 0], per_tap[tap, :, 0], out=value)
+        for m in range(1, multiplier):
+            np.add(value, np.multiply(per_multiplier[..., m], per_tap[tap, :, m], out=term),
+                   out=value)
+        return value
+    return accumulate_taps(tap_value, windows, in_shape, dy.dtype)
 
 
-_CONV = _ConvKind(forward=_conv_forward, backprop_input=_conv_backprop_input,
-                  backprop_filter=_conv_backprop_filter, out_channels=lambda dims: dims[3])
+def _depthwise_backprop_filter(x: np.ndarray, dy: np.ndarray, windows, w_shape,
+                               x_key=None) -> np.ndarray:
+    return np.einsum("nhwcij,nhwcm->ijcm", patches(x, windows),
+                     _per_multiplier(dy, x.shape[3]))
 
 
-_DEPTHWISE = _ConvKind(
-    forward=_depthwise_forward,
-    backprop_input=_depthwise_backprop_input,
-    backprop_filter=lambda x, dy, windows: np.einsum(
-        "nhwcij,nhwcm->ijcm", patches(x, windows), _per_multiplier(dy, x.shape[3])),
+CONV = ConvKind(forward=_conv_forward, backprop_input=_conv_backprop_input,
+                backprop_filter=_conv_backprop_filter, out_channels=lambda dims: dims[-1])
+
+
+_DEPTHWISE = ConvKind(
+    forward=_depthwise_forward, backprop_input=_depthwise_backprop_input,
+    backprop_filter=_depthwise_backprop_filter,
     out_channels=lambda dims: None if None in dims[2:] else dims[2] * dims[3])
 
 
-def _conv_output_shape(kind: _ConvKind, spec: WindowSpec, x_shape: TensorShape,
+def _conv_output_shape(kind: ConvKind, spec: WindowSpec, x_shape: TensorShape,
                        w_shape: TensorShape, op_type: str) -> TensorShape:
     """The static output shape of convolving ``x_shape`` with ``w_shape``."""
-    n, h, w, c = (None,) * 4 if x_shape.ndims is None else spec.nhwc(x_shape.as_tuple())
-    kh, kw, ci, m = w_shape.as_tuple() or (None,) * 4
+    rank = spec.rank
+    dims = (None,) * (rank + 2) if x_shape.ndims is None else spec.last(x_shape.as_tuple())
+    w_dims = w_shape.as_tuple() or (None,) * (rank + 2)
+    c, ci = dims[-1], w_dims[-2]
     context = f"'{op_type}' with input shapes: {x_shape}, {w_shape}"
     if c is not None and ci is not None and c != ci:
-        raise ValueError(f"Depth of input ({c}) does not match the input depth of the filter "
-                         f"({ci}) for {context}")
-    oh, ow = spec.out_hw((h, w), (kh, kw), context)
-    return TensorShape(spec.layout(n, oh, ow, kind.out_channels((kh, kw, ci, m))))
+        relation = "does not match the input depth of the filter" if rank == 2 else \
+            "is not a multiple of input depth of filter"
+        raise ValueError(f"Depth of input ({c}) {relation} ({ci}) for {context}")
+    out = spec.out_sizes(dims[1:-1], w_dims[:rank], context)
+    return TensorShape(spec.layout((dims[0], *out, kind.out_channels(w_dims))))
 
 
 def _check_conv_operands(first: Tensor, second: Tensor, op_type: str, first_arg: str,
-                         second_arg: str) -> None:
-    """Both 4-D, of one floating dtype (the second is checked against the first)."""
+                         second_arg: str, rank: int) -> None:
+    """Both of rank ``rank`` + 2, of one floating dtype (the second checked against the
+    first)."""
     check_dtype_in(first, FLOATING, op_type, first_arg)
     check_matching_dtype(second, first, op_type, second_arg, first_arg)
-    check_rank(first, 4, op_type, first_arg)
-    check_rank(second, 4, op_type, second_arg)
+    check_rank(first, rank + 2, op_type, first_arg)
+    check_rank(second, rank + 2, op_type, second_arg)
 
 
-def _conv_infers(kind: _ConvKind, base: str) -> tuple[Callable, Callable, Callable]:
+class ConvFamily(NamedTuple):
+    """A convolution op type and its two backprop op types, of one spatial rank."""
+
+    base: str
+    input_type: str
+    filter_type: str
+    rank: int
+
+
+def _conv_infers(kind: ConvKind, family: ConvFamily) -> tuple[Callable, Callable, Callable]:
+    base, rank = family.base, family.rank
+
     def forward(inputs, attrs):
         x, w = inputs
-        _check_conv_operands(x, w, base, "input", "filter")
-        spec = checked_spec(attrs, base, x)
+        _check_conv_operands(x, w, base, "input", "filter", rank)
+        spec = checked_spec(attrs, base, x, rank)
         return [(x.dtype, _conv_output_shape(kind, spec, x.shape, w.shape, base))]
 
     def backprop_input(inputs, attrs):
         sizes, w, dy = inputs
-        op_type = base + "BackpropInput"
-        _check_conv_operands(w, dy, op_type, "filter", "out_backprop")
-        shape = shape_from_sizes(sizes, op_type)
-        expected = _conv_output_shape(kind, checked_spec(attrs, op_type, dy), shape, w.shape,
-                                      op_type)
+        op_type = family.input_type
+        _check_conv_operands(w, dy, op_type, "filter", "out_backprop", rank)
+        shape = shape_from_sizes(sizes, op_type, rank)
+        expected = _conv_output_shape(kind, checked_spec(attrs, op_type, dy, rank), shape,
+                                      w.shape, op_type)
         if not expected.is_compatible_with(dy.shape):
             raise ValueError(f"'{op_type}': out_backprop {dy.name} has shape {dy.shape}, but "
                              f"an input of shape {shape} convolved with filter {w.name} of "
@@ -426,48 +272,52 @@ def _conv_infers(kind: _ConvKind, base: str) -> tuple[Callable, Callable, Callab
 
     def backprop_filter(inputs, attrs):
         x, sizes, dy = inputs
-        op_type = base + "BackpropFilter"
-        _check_conv_operands(x, dy, op_type, "input", "out_backprop")
-        return [(x.dtype, shape_from_sizes(sizes, op_type))]
+        op_type = family.filter_type
+        _check_conv_operands(x, dy, op_type, "input", "out_backprop", rank)
+        checked_spec(attrs, op_type, x, rank)
+        return [(x.dtype, shape_from_sizes(sizes, op_type, rank))]
 
     return forward, backprop_input, backprop_filter
 
 
-def _conv_kernels(kind: _ConvKind) -> tuple[Callable, Callable, Callable]:
+def _conv_kernels(kind: ConvKind, rank: int) -> tuple[Callable, Callable, Callable]:
     def forward(x, w, **attrs):
-        spec = WindowSpec(attrs)
-        x = spec.to_nhwc(x)
-        return spec.from_nhwc(kind.forward(x, w, spec.windows(x.shape[1:3], w.shape[:2])))
+        spec = WindowSpec(attrs, rank)
+        x_last = spec.to_last(x)
+        return spec.from_last(kind.forward(x_last, w, spec.windows(x_last.shape[1:-1],
+                                                                   w.shape[:rank]), x))
 
     def backprop_input(sizes, w, dy, **attrs):
-        spec = WindowSpec(attrs)
-        in_shape = spec.nhwc([int(s) for s in sizes])
-        dy = spec.to_nhwc(dy)
-        windows = spec.windows(in_shape[1:3], w.shape[:2])
-        if dy.shape[1:3] != tuple(win.out for win in windows):
-            raise ValueError(f"out_backprop has spatial shape {dy.shape[1:3]}, but the "
-                             f"convolution of an input of shape {tuple(sizes)} has "
-                             f"{tuple(win.out for win in windows)}")
-        return spec.from_nhwc(kind.backprop_input(dy, w, windows, in_shape))
+        spec = WindowSpec(attrs, rank)
+        in_shape = spec.last([int(s) for s in sizes])
+        dy = spec.to_last(dy)
+        windows = spec.windows(in_shape[1:-1], w.shape[:rank])
+        outs = tuple(win.out for win in windows)
+        if dy.shape[1:-1] != outs:
+            raise ValueError(f"out_backprop has spatial shape {dy.shape[1:-1]}, but the "
+                             f"convolution of an input of shape {tuple(sizes)} has {outs}")
+        return spec.from_last(kind.backprop_input(dy, w, windows, in_shape))
 
     def backprop_filter(x, sizes, dy, **attrs):
-        spec = WindowSpec(attrs)
-        x, dy = spec.to_nhwc(x), spec.to_nhwc(dy)
-        windows = spec.windows(x.shape[1:3], [int(s) for s in sizes[:2]])
-        return kind.backprop_filter(x, dy, windows)
+        spec = WindowSpec(attrs, rank)
+        w_shape = tuple(int(s) for s in sizes)
+        x_last, dy = spec.to_last(x), spec.to_last(dy)
+        windows = spec.windows(x_last.shape[1:-1], w_shape[:rank])
+        return kind.backprop_filter(x_last, dy, windows, w_shape, x)
 
     return forward, backprop_input, backprop_filter
 
 
-def _define_conv_family(base: str, kind: _ConvKind) -> None:
-    """Defines ``base`` and its backprop ops ``<base>BackpropInput`` (sizes, filter, dy)
-    and ``<base>BackpropFilter`` (input, sizes, dy), each differentiable.
+def define_conv_family(family: ConvFamily, kind: ConvKind) -> None:
+    """Defines ``family.base`` and its backprop ops (input: sizes, filter, dy; filter:
+    input, sizes, dy), each differentiable.
 
     All three are bilinear, so each one's gradient is made of the other two.
     """
-    input_type, filter_type = base + "BackpropInput", base + "BackpropFilter"
-    for op_type, infer, kernel in zip((base, input_type, filter_type), _conv_infers(kind, base),
-                                      _conv_kernels(kind)):
+    base, input_type, filter_type = family.base, family.input_type, family.filter_type
+    for op_type, infer, kernel in zip((base, input_type, filter_type),
+                                      _conv_infers(kind, family),
+                                      _conv_kernels(kind, family.rank), strict=True):
         define_op(op_type, infer=infer, kernel=kernel)
 
     def conv(x, w, attrs):
@@ -501,10 +351,11 @@ def _define_conv_family(base: str, kind: _ConvKind) -> None:
                 conv(x, grad, attrs) if gradient_needed(dy) else None)
 
 
-_define_conv_family("Conv2D", _CONV)
+define_conv_family(ConvFamily("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", 2), CONV)
 
 
-_define_conv_family("DepthwiseConv2dNative", _DEPTHWISE)
+define_conv_family(ConvFamily("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
+                              "DepthwiseConv2dNativeBackpropFilter", 2), _DEPTHWISE)
 
 
 def _conv_attrs(strides, padding, data_format: str, dilations, op_type: str) -> dict:
@@ -648,3 +499,31 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
                         dilations=[1, _width_value(1 if dilations is None else dilations,
                                                    "dilations", channels_last)])
         return array.squeeze(result, [height_axis])
+
+
+@constructor("separable_conv2d", "input", "depthwise_filter", "pointwise_filter",
+             single_op=False)
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides,  # noqa: A002
+                     padding, rate=None, name: Optional[str] = None,
+                     data_format: Optional[str] = None, dilations=None) -> Tensor:
+    """A depthwise convolution ([kh, kw, in, multiplier]) followed by a 1x1 pointwise
+    one ([1, 1, in * multiplier, out]), as TF composes them."""
+    data_format = data_format or "NHWC"
+    dilations = None if rate is None and dilations is None else \
+        alias("dilations", dilations, "rate", rate)
+    with name_scope(name, "separable_conv2d", [input, depthwise_filter,
+                                               pointwise_filter]) as scope:
+        x = convert_to_tensor(input, name="input")
+        check_dtype_in(x, FLOATING, "separable_conv2d", "input")
+        pointwise = as_tensor(pointwise_filter, dtype=None if isinstance(
+            pointwise_filter, Tensor) else x.dtype, name="pointwise_filter", like=x)
+        check_rank(pointwise, 4, "separable_conv2d", "pointwise_filter")
+        dims = pointwise.shape.as_tuple()
+        if dims is not None and (dims[0], dims[1]) != (1, 1):
+            raise ValueError(f"pointwise_filter must be of spatial size 1x1, got shape "
+                             f"{pointwise.shape} ({pointwise.name})")
+        depthwise = depthwise_conv2d(x, depthwise_filter, strides, padding,
+                                     data_format=data_format, dilations=dilations,
+                                     name="depthwise")
+        return conv2d(depthwise, pointwise, [1, 1, 1, 1], padding="VALID",
+                      data_format=data_format, name=scope)
