@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 
 from gradflow.framework import errors
 import gradflow.logging as logging
-from gradflow.framework.graph import get_default_graph
+from gradflow.framework.graph import GraphKeys, get_default_graph
 from gradflow.io.protos import RunMetadata, RunOptions
 from gradflow.ops import control
 from gradflow.ops.state import (global_variables, global_variables_initializer,
@@ -27,6 +27,8 @@ from gradflow.ops.state import (global_variables, global_variables_initializer,
 from gradflow.runtime.session import Session
 from gradflow.summary.summary import merge_all
 from gradflow.train import basic_session_run_hooks as hooks_lib
+from gradflow.train.coordinator import Coordinator
+from gradflow.train.queue_runner import start_queue_runners
 from gradflow.train.saver import Saver
 from gradflow.train.session_manager import SessionManager
 from gradflow.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunValues
@@ -235,13 +237,15 @@ class MonitoredSession:
             hook.begin()
         self._creator = session_creator or ChiefSessionCreator()
         self._graph = get_default_graph()
+        self._stop_grace_period_secs = stop_grace_period_secs
         self._should_stop = False
         self._closed = False
+        self._coord = Coordinator(clean_stop_exception_types=[])
         self._session = self._create_session()
 
     def _create_session(self) -> Session:
-        """A new session from the creator, retried while a task is unavailable, with
-        every hook told of it."""
+        """A new session from the creator, retried while a task is unavailable, with the
+        graph's queue runners started under a fresh coordinator and every hook told."""
         while True:
             try:
                 session = self._creator.create_session()
@@ -250,26 +254,52 @@ class MonitoredSession:
                 logging.info(f"An error was raised while a session was being created. This "
                              f"may be due to a preemption of a connected worker or "
                              f"parameter server. A new session will be created. Error: {err}")
+        self._coord = Coordinator(clean_stop_exception_types=[])
+        if self._graph.get_collection(GraphKeys.QUEUE_RUNNERS):
+            start_queue_runners(sess=session, coord=self._coord)
         for hook in self._hooks:
-            hook.after_create_session(session, None)
+            hook.after_create_session(session, self._coord)
         return session
+
+    def _stop_threads(self) -> None:
+        """Asks the coordinated threads to stop and waits for them (at most the grace
+        period; threads still running then are left to the session's close). Raises
+        the error that stopped a thread, as TF1's close does."""
+        self._coord.request_stop()
+        self._coord.join(stop_grace_period_secs=self._stop_grace_period_secs,
+                         ignore_live_threads=True)
 
     def _recover(self, err: Exception) -> None:
         logging.info(f"An error was raised. This may be due to a preemption in a connected "
                      f"worker or parameter server. The current session will be closed and a "
                      f"new session will be created. Error: {err}")
         try:
-            self._session.close()
+            try:
+                self._stop_threads()
+            finally:
+                self._session.close()
         except _RECOVERABLE:
             pass  # the session's tasks are gone already
         self._session = self._create_session()
+
+    def _thread_lost_a_task(self) -> bool:
+        """After a failed run: when a coordinated thread stopped because a task went
+        away (the likely root cause), recovers as from the run's own loss, as TF1 does."""
+        try:
+            self._coord.raise_requested_exception()
+        except _RECOVERABLE as err:
+            self._recover(err)
+            return True
+        except Exception:  # the run's own error is the one to raise
+            return False
+        return False
 
     @property
     def graph(self):
         return self._graph
 
     def should_stop(self) -> bool:
-        return self._closed or self._should_stop
+        return self._closed or self._should_stop or self._coord.should_stop()
 
     def run(self, fetches, feed_dict: Optional[dict] = None, options=None,
             run_metadata=None):
@@ -282,6 +312,9 @@ class MonitoredSession:
                 return self._run_with_hooks(fetches, feed_dict, options, run_metadata)
             except _RECOVERABLE as err:
                 self._recover(err)
+            except Exception:
+                if not self._thread_lost_a_task():
+                    raise
 
     def _run_with_hooks(self, fetches, feed_dict: Optional[dict], options, run_metadata):
         context = SessionRunContext(SessionRunArgs(fetches, feed_dict), self._session)
@@ -326,7 +359,10 @@ class MonitoredSession:
                     hook.end(self._session)
         finally:
             self._closed = True
-            self._session.close()
+            try:
+                self._stop_threads()
+            finally:
+                self._session.close()
 
     def __enter__(self) -> "MonitoredSession":
         return self
