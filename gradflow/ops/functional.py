@@ -31,6 +31,8 @@ from gradflow.framework.registry import NotDifferentiable, RegisterGradient, def
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import array, math
 from gradflow.ops.common import apply_op
+from gradflow.ops.tensor_array import TensorArray
+from gradflow.ops.variants import add_gradients, zeros_like_any
 
 __all__ = ["Defun", "cond", "while_loop", "case"]
 
@@ -126,60 +128,6 @@ def call_function(function: Function, inputs: Sequence[Tensor], name: Optional[s
                                        {"f": function, **(attrs or {})},
                                        name=name or function.name.split("/")[-1])
     return op if not op.outputs else list(op.outputs)
-
-
-# Variant values (loop histories, TensorArrays) have no numeric zero: "no gradient" is
-# the run-time value None, and sums of variant gradients skip it.
-define_op("ZerosLikeVariant", infer=lambda inputs, attrs: [(dtypes.variant, TensorShape([]))],
-          kernel=lambda x: None)
-NotDifferentiable("ZerosLikeVariant")
-
-
-def _add_variants_kernel(*values):
-    present = [v for v in values if v is not None]
-    if not present:
-        return None
-    total = present[0]
-    for v in present[1:]:
-        total = total + v
-    return total
-
-
-define_op("AddVariants", infer=lambda inputs, attrs: [(dtypes.variant, TensorShape([]))],
-          kernel=_add_variants_kernel)
-
-
-@RegisterGradient("AddVariants")
-def _add_variants_grad(op, grad):
-    return [grad] * len(op.inputs)
-
-
-def zeros_like_any(t: Tensor) -> Tensor:
-    """A zero gradient for ``t``: zeros for numbers, the null value for variants."""
-    if t.dtype is dtypes.variant:
-        return apply_op("ZerosLikeVariant", [t], name="zeros_like")
-    if _is_variable_ref(t):  # its run-time value is a reference, not numbers
-        if t.shape.is_fully_defined():
-            return array.zeros(t.shape.as_list(), dtype=t.dtype, name="zeros_like")
-        t = apply_op("ReadVariableOp", [t], name="read")
-    return array.zeros_like(t)
-
-
-def _is_variable_ref(t: Tensor) -> bool:
-    """A variable's reference tensor, or a function's placeholder standing for one."""
-    while t.op.type != "VariableV2":
-        sources = getattr(t.graph, "capture_sources", None)
-        if not sources or t not in sources:
-            return False
-        t = sources[t]
-    return True
-
-
-def add_gradients(terms: Sequence[Tensor]) -> Tensor:
-    """Sums gradient terms of any dtype (variants included)."""
-    if terms[0].dtype is dtypes.variant:
-        return apply_op("AddVariants", list(terms), name="add_variants")
-    return math.add_n(list(terms))
 
 
 def _filled(op: Operation, grads: Sequence) -> list:
@@ -813,6 +761,9 @@ def _while_grad(op, *grads):
     The forward loop records, per iteration, its state and the body values that the
     gradient reads (``_saving_body``); the backward body feeds them to the gradient
     function instead of recomputing the forward body (TF1's stack push and pop).
+    A loop-invariant input's gradient is the sum of its per-iteration gradients; where
+    that is a product ``a^T b`` (a weight's), the loop collects the rows of ``a`` and
+    ``b`` and one product after it makes the sum (``_deferred_products``).
     """
     n = op.get_attr("num_loop_vars")
     body: Function = op.get_attr("body")
@@ -828,9 +779,21 @@ def _while_grad(op, *grads):
     step_grad = _fed_gradient(body if history_grad is None else saving, saved)
     trainable = body.trainable_input_indices()
     trainable_vars = [i for i in trainable if i < n]
-    trainable_extras = [i - n for i in trainable if i >= n]
-    extra_sums = [zeros_like_any(extras[i]) for i in trainable_extras]
+    products = _deferred_products(step_grad, trainable, n)
+    if products:  # the step returns each product's b instead of the product
+        outputs = list(step_grad.outputs)
+        for position, (_, b) in products.items():
+            outputs[position] = b
+        step_grad = Function(step_grad.graph, step_grad.inputs, outputs,
+                             name=f"{step_grad.name}_rows")
+    summed = [i - n for k, i in enumerate(trainable) if i >= n and k not in products]
+    extra_sums = [zeros_like_any(extras[j]) for j in summed]
     count = apply_op("LoopHistorySize", [history], name="iterations")
+    rows = []  # per deferred product, a TensorArray for the rows of a and one for b's
+    for a_index, b in products.values():
+        a = step_grad.inputs[a_index]
+        rows += [TensorArray(a.dtype, size=count, element_shape=a.shape, name="rows_a"),
+                 TensorArray(b.dtype, size=count, element_shape=b.shape, name="rows_b")]
     recorded_types = [t.dtype for t in init + saved]
     recorded_shapes = [t.shape for t in init + saved]
 
@@ -838,7 +801,8 @@ def _while_grad(op, *grads):
         return math.greater_equal(i, 0)
 
     def backward_body(i, *carried):
-        d_state, d_extras = list(carried[:n]), list(carried[n:])
+        d_state = list(carried[:n])
+        d_sums, d_rows = list(carried[n:n + len(summed)]), list(carried[n + len(summed):])
         record = apply_op("LoopHistoryRead", [history, i], name="state",
                           dtypes=recorded_types, shapes=recorded_shapes)
         record = record if isinstance(record, list) else [record]
@@ -848,23 +812,55 @@ def _while_grad(op, *grads):
             d_record = apply_op("LoopHistoryCotangentRead", [history_grad, i] + record,
                                 name="history_grad")
             d_record = d_record if isinstance(d_record, list) else [d_record]
-        results = call_function(step_grad, state + extras + d_state + d_record[n:] + values)
+        arguments = state + extras + d_state + d_record[n:] + values
+        results = call_function(step_grad, arguments)
         by_input = dict(zip(trainable, results))
         d_state = [by_input[j] if j in by_input else d for j, d in enumerate(d_state)]
         if history_grad is not None:
             d_state = [add_gradients([d, r]) if carries_gradient(d) else d
                        for d, r in zip(d_state, d_record[:n], strict=True)]
-        d_extras = [add_gradients([s, by_input[n + j]])
-                    for s, j in zip(d_extras, trainable_extras)]
-        return [i - 1] + d_state + d_extras
+        d_sums = [add_gradients([s, by_input[n + j]]) for s, j in zip(d_sums, summed)]
+        for k, (position, (a_index, _)) in enumerate(products.items()):
+            d_rows[2 * k] = d_rows[2 * k].write(i, arguments[a_index])
+            d_rows[2 * k + 1] = d_rows[2 * k + 1].write(i, results[position])
+        return [i - 1] + d_state + d_sums + d_rows
 
     start = math.subtract(count, 1)
     finals = while_loop(backward_cond, backward_body,
-                        [start] + state_grads + extra_sums, name="while_grad",
+                        [start] + state_grads + extra_sums + rows, name="while_grad",
                         back_prop=True, _skip_invariant_check=True)
-    d_init, d_extras = finals[1:1 + n], finals[1 + n:]
+    d_init, d_sums = finals[1:1 + n], finals[1 + n:1 + n + len(summed)]
+    d_rows = finals[1 + n + len(summed):]
+    by_extra = dict(zip(summed, d_sums))
+    for k, position in enumerate(products):
+        by_extra[trainable[position] - n] = math.matmul(
+            d_rows[2 * k].concat(), d_rows[2 * k + 1].concat(), transpose_a=True)
     result = [d if i in trainable_vars else None for i, d in enumerate(d_init)]
-    return result + _scatter_to_inputs(len(extras), trainable_extras, d_extras)
+    return result + _scatter_to_inputs(len(extras), list(by_extra), list(by_extra.values()))
+
+
+def _deferred_products(grad: Function, trainable: list, num_loop_vars: int) -> dict:
+    """The loop-invariant inputs whose per-iteration gradient (an output of ``grad``) is
+    a product ``a^T b`` read by nothing else, ``a`` an input of ``grad`` and ``b`` made in
+    it: {output position: (input position of a, b)}. The sum over iterations of
+    ``a_t^T b_t`` is one product of the rows of every ``a_t`` and ``b_t``, which spares
+    each iteration a product into a fresh weight-sized array and the sum with it."""
+    positions = {t: k for k, t in enumerate(grad.inputs)}
+    products = {}
+    for position, (index, out) in enumerate(zip(trainable, grad.outputs, strict=True)):
+        op = out.op
+        if index < num_loop_vars or op.type != "MatMul" or not out.dtype.is_floating or \
+                not op.get_attr("transpose_a") or op.get_attr("transpose_b") or \
+                out.consumers() or grad.outputs.count(out) != 1:
+            continue
+        a, b = op.inputs
+        a_dims, b_dims = a.shape.as_tuple(), b.shape.as_tuple()
+        # rows of known width: an empty loop's rows still concatenate (to 0 x width)
+        if a in positions and b.graph is grad.graph and b.op.type != "Placeholder" and \
+                a_dims is not None and len(a_dims) == 2 and a_dims[1] is not None and \
+                b_dims is not None and len(b_dims) == 2 and b_dims[1] is not None:
+            products[position] = (positions[a], b)
+    return products
 
 
 def _saving_body(op: Operation) -> Function:

@@ -50,7 +50,7 @@ from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import array, math
 from gradflow.ops.primitives import static_shape_of as _static_shape_of
 from gradflow.ops.common import apply_op
-from gradflow.ops.functional import zeros_like_any
+from gradflow.ops.variants import zeros_like_any
 
 __all__ = ["TensorArray"]
 
