@@ -762,8 +762,8 @@ def _while_grad(op, *grads):
     gradient reads (``_saving_body``); the backward body feeds them to the gradient
     function instead of recomputing the forward body (TF1's stack push and pop).
     A loop-invariant input's gradient is the sum of its per-iteration gradients; where
-    that is a product ``a^T b`` (a weight's), the loop collects the rows of ``a`` and
-    ``b`` and one product after it makes the sum (``_deferred_products``).
+    that is a product ``a^T b`` (a weight's) or a bias gradient, the loop collects the
+    rows of the operands and one op after it makes the sum (``_deferred_sums``).
     """
     n = op.get_attr("num_loop_vars")
     body: Function = op.get_attr("body")
@@ -779,21 +779,20 @@ def _while_grad(op, *grads):
     step_grad = _fed_gradient(body if history_grad is None else saving, saved)
     trainable = body.trainable_input_indices()
     trainable_vars = [i for i in trainable if i < n]
-    products = _deferred_products(step_grad, trainable, n)
-    if products:  # the step returns each product's b instead of the product
-        outputs = list(step_grad.outputs)
-        for position, (_, b) in products.items():
-            outputs[position] = b
-        step_grad = Function(step_grad.graph, step_grad.inputs, outputs,
+    deferred = _deferred_sums(step_grad, trainable, n)
+    kept = [k for k in range(len(trainable)) if k not in deferred]
+    collected = list(dict.fromkeys(t for _, operands in deferred.values() for t in operands))
+    made = [t for t in collected if t not in step_grad.inputs]
+    if deferred:  # the step returns the operands it makes instead of the deferred terms
+        step_grad = Function(step_grad.graph, step_grad.inputs,
+                             [step_grad.outputs[k] for k in kept] + made,
                              name=f"{step_grad.name}_rows")
-    summed = [i - n for k, i in enumerate(trainable) if i >= n and k not in products]
+    kept_inputs = [trainable[k] for k in kept]
+    summed = [i - n for i in kept_inputs if i >= n]
     extra_sums = [zeros_like_any(extras[j]) for j in summed]
     count = apply_op("LoopHistorySize", [history], name="iterations")
-    rows = []  # per deferred product, a TensorArray for the rows of a and one for b's
-    for a_index, b in products.values():
-        a = step_grad.inputs[a_index]
-        rows += [TensorArray(a.dtype, size=count, element_shape=a.shape, name="rows_a"),
-                 TensorArray(b.dtype, size=count, element_shape=b.shape, name="rows_b")]
+    rows = [TensorArray(t.dtype, size=count, element_shape=t.shape, name="rows")
+            for t in collected]
     recorded_types = [t.dtype for t in init + saved]
     recorded_shapes = [t.shape for t in init + saved]
 
@@ -814,15 +813,15 @@ def _while_grad(op, *grads):
             d_record = d_record if isinstance(d_record, list) else [d_record]
         arguments = state + extras + d_state + d_record[n:] + values
         results = call_function(step_grad, arguments)
-        by_input = dict(zip(trainable, results))
+        by_input = dict(zip(kept_inputs, results))
         d_state = [by_input[j] if j in by_input else d for j, d in enumerate(d_state)]
         if history_grad is not None:
             d_state = [add_gradients([d, r]) if carries_gradient(d) else d
                        for d, r in zip(d_state, d_record[:n], strict=True)]
         d_sums = [add_gradients([s, by_input[n + j]]) for s, j in zip(d_sums, summed)]
-        for k, (position, (a_index, _)) in enumerate(products.items()):
-            d_rows[2 * k] = d_rows[2 * k].write(i, arguments[a_index])
-            d_rows[2 * k + 1] = d_rows[2 * k + 1].write(i, results[position])
+        value_of = dict(zip(step_grad.inputs, arguments))
+        value_of.update(zip(made, results[len(kept):]))
+        d_rows = [ta.write(i, value_of[t]) for ta, t in zip(d_rows, collected, strict=True)]
         return [i - 1] + d_state + d_sums + d_rows
 
     start = math.subtract(count, 1)
@@ -830,37 +829,55 @@ def _while_grad(op, *grads):
                         [start] + state_grads + extra_sums + rows, name="while_grad",
                         back_prop=True, _skip_invariant_check=True)
     d_init, d_sums = finals[1:1 + n], finals[1 + n:1 + n + len(summed)]
-    d_rows = finals[1 + n + len(summed):]
+    joined = dict(zip(collected, (ta.concat() for ta in finals[1 + n + len(summed):])))
     by_extra = dict(zip(summed, d_sums))
-    for k, position in enumerate(products):
-        by_extra[trainable[position] - n] = math.matmul(
-            d_rows[2 * k].concat(), d_rows[2 * k + 1].concat(), transpose_a=True)
+    for position, (term, operands) in deferred.items():
+        by_extra[trainable[position] - n] = term(*(joined[t] for t in operands))
     result = [d if i in trainable_vars else None for i, d in enumerate(d_init)]
     return result + _scatter_to_inputs(len(extras), list(by_extra), list(by_extra.values()))
 
 
-def _deferred_products(grad: Function, trainable: list, num_loop_vars: int) -> dict:
-    """The loop-invariant inputs whose per-iteration gradient (an output of ``grad``) is
-    a product ``a^T b`` read by nothing else, ``a`` an input of ``grad`` and ``b`` made in
-    it: {output position: (input position of a, b)}. The sum over iterations of
-    ``a_t^T b_t`` is one product of the rows of every ``a_t`` and ``b_t``, which spares
-    each iteration a product into a fresh weight-sized array and the sum with it."""
-    positions = {t: k for k, t in enumerate(grad.inputs)}
-    products = {}
+def _deferred_sums(grad: Function, trainable: list, num_loop_vars: int) -> dict:
+    """The loop-invariant inputs whose per-iteration gradient (an output of ``grad``,
+    read by nothing else) is a product ``a^T b`` (a weight's) or a rank-2 BiasAddGrad:
+    {output position: (builder, operands)}. The sum over iterations of ``a_t^T b_t`` is
+    one product of the rows of every ``a_t`` and ``b_t``; of the bias gradients, one
+    over every row: ``builder(*joined_rows)`` makes it after the loop. That spares each
+    iteration a product into a fresh weight-sized array and the sum with it. Operands
+    are rank 2 with a known width (an empty loop's rows concatenate to 0 x width)."""
+    deferred = {}
     for position, (index, out) in enumerate(zip(trainable, grad.outputs, strict=True)):
         op = out.op
-        if index < num_loop_vars or op.type != "MatMul" or not out.dtype.is_floating or \
-                not op.get_attr("transpose_a") or op.get_attr("transpose_b") or \
-                out.consumers() or grad.outputs.count(out) != 1:
+        if index < num_loop_vars or not out.dtype.is_floating or out.consumers() or \
+                grad.outputs.count(out) != 1:
             continue
-        a, b = op.inputs
-        a_dims, b_dims = a.shape.as_tuple(), b.shape.as_tuple()
-        # rows of known width: an empty loop's rows still concatenate (to 0 x width)
-        if a in positions and b.graph is grad.graph and b.op.type != "Placeholder" and \
-                a_dims is not None and len(a_dims) == 2 and a_dims[1] is not None and \
-                b_dims is not None and len(b_dims) == 2 and b_dims[1] is not None:
-            products[position] = (positions[a], b)
-    return products
+        if op.type == "MatMul" and op.get_attr("transpose_a") and \
+                not op.get_attr("transpose_b"):
+            term = _product_of_rows
+        elif op.type == "BiasAddGrad":
+            term = _bias_sum_builder(op.get_attr("data_format"))
+        else:
+            continue
+        if all(_collectable(t, grad) for t in op.inputs):
+            deferred[position] = (term, list(op.inputs))
+    return deferred
+
+
+def _collectable(t: Tensor, grad: Function) -> bool:
+    """An input of ``grad`` or a tensor made in it, of rank 2 and known width."""
+    dims = t.shape.as_tuple()
+    return dims is not None and len(dims) == 2 and dims[1] is not None and \
+        (t in grad.inputs or (t.graph is grad.graph and t.op.type != "Placeholder"))
+
+
+def _product_of_rows(a: Tensor, b: Tensor) -> Tensor:
+    return math.matmul(a, b, transpose_a=True)
+
+
+def _bias_sum_builder(data_format: str) -> Callable:
+    def bias_sum(rows: Tensor) -> Tensor:
+        return apply_op("BiasAddGrad", [rows], name="BiasAddGrad", data_format=data_format)
+    return bias_sum
 
 
 def _saving_body(op: Operation) -> Function:

@@ -1,5 +1,5 @@
 """A loop-invariant weight's gradient ``sum_t a_t^T b_t`` is one product after the
-backward loop, of the rows the loop collects (functional.py's ``_deferred_products``)."""
+backward loop, of the rows the loop collects (functional.py's ``_deferred_sums``)."""
 import numpy as np
 import pytest
 
@@ -44,8 +44,8 @@ def test_weight_gradient_is_one_product_of_collected_rows():
     (grad,) = gf.gradients(gf.reduce_sum(_rnn(x, w)), [w])
     graph = gf.get_default_graph()
     # the backward loop collects rows in two TensorArrays and sums no weight-sized term
-    assert {op.name.split("/")[-1] for op in graph.get_operations()
-            if op.type == "TensorArrayV3"} >= {"rows_a", "rows_b"}
+    assert len([op for op in graph.get_operations()
+                if op.type == "TensorArrayV3" and op.name.split("/")[-1].startswith("rows")]) == 2
     assert grad.op.type == "MatMul" and grad.op.get_attr("transpose_a")
     backward = next(op for op in graph.get_operations()
                     if op.type == "While" and "while_grad" in op.name)
@@ -86,3 +86,35 @@ def test_weight_gradient_numerically(order):
 
     check = gradient_error if order == 1 else second_order_error
     assert check(build, [w_value, x_value]) < 1e-6
+
+
+def _biased_rnn(x, w, bias):
+    def body(i, h):
+        return i + 1, gf.tanh(gf.nn.bias_add(gf.matmul(h, w), bias) + x[i])
+
+    _, h = gf.while_loop(lambda i, h: i < STEPS, body, [gf.constant(0), x[0]])
+    return h
+
+
+def test_bias_gradient_shares_the_product_rows():
+    x_value, w_value = _inputs(3)
+    bias_value = np.linspace(-0.5, 0.5, WIDTH)
+    x, w, bias = gf.constant(x_value), gf.constant(w_value), gf.constant(bias_value)
+    grad_w, grad_bias = gf.gradients(gf.reduce_sum(_biased_rnn(x, w, bias)), [w, bias])
+    graph = gf.get_default_graph()
+    # rows of h and of the pre-activation gradient, the latter read by both sums
+    assert len([op for op in graph.get_operations()
+                if op.type == "TensorArrayV3" and op.name.split("/")[-1].startswith("rows")]) == 2
+    assert grad_bias.op.type == "BiasAddGrad"
+    hs = [x_value[0]]
+    for t in range(STEPS):
+        hs.append(np.tanh(hs[-1] @ w_value + bias_value + x_value[t]))
+    grad_h, want_bias = np.ones_like(hs[-1]), np.zeros(WIDTH)
+    for t in reversed(range(STEPS)):
+        pre = grad_h * (1 - hs[t + 1] ** 2)
+        want_bias += pre.sum(axis=0)
+        grad_h = pre @ w_value.T
+    with gf.Session() as sess:
+        np.testing.assert_allclose(sess.run(grad_bias), want_bias, rtol=1e-12)
+    assert gradient_error(lambda b, w, x: _biased_rnn(x, w, b),
+                          [bias_value, w_value, x_value]) < 1e-6
