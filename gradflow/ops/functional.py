@@ -791,8 +791,9 @@ def _while_grad(op, *grads):
     summed = [i - n for i in kept_inputs if i >= n]
     extra_sums = [zeros_like_any(extras[j]) for j in summed]
     count = apply_op("LoopHistorySize", [history], name="iterations")
-    rows = [TensorArray(t.dtype, size=count, element_shape=t.shape, name="rows")
-            for t in collected]
+    # (infer_shape off: the number of rows may change from one iteration to the next)
+    rows = [TensorArray(t.dtype, size=count, element_shape=t.shape, infer_shape=False,
+                        name="rows") for t in collected]
     recorded_types = [t.dtype for t in init + saved]
     recorded_shapes = [t.shape for t in init + saved]
 

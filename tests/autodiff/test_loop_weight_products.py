@@ -118,3 +118,21 @@ def test_bias_gradient_shares_the_product_rows():
         np.testing.assert_allclose(sess.run(grad_bias), want_bias, rtol=1e-12)
     assert gradient_error(lambda b, w, x: _biased_rnn(x, w, b),
                           [bias_value, w_value, x_value]) < 1e-6
+
+
+def test_rows_may_change_in_number_between_iterations():
+    x_value, w_value = _inputs(4)
+    x = gf.constant(x_value[0])
+    w = gf.constant(w_value)
+
+    def body(i, total):  # iteration i multiplies the first i + 1 rows of x
+        return i + 1, total + gf.reduce_sum(gf.tanh(gf.matmul(x[:i + 1], w)))
+
+    _, total = gf.while_loop(lambda i, t: i < BATCH, body,
+                             [gf.constant(0), gf.constant(0.0, dtype=gf.float64)])
+    (grad,) = gf.gradients(total, [w])
+    assert grad.op.type == "MatMul"  # deferred
+    want = sum(x_value[0][:i + 1].T @ (1 - np.tanh(x_value[0][:i + 1] @ w_value) ** 2)
+               for i in range(BATCH))
+    with gf.Session() as sess:
+        np.testing.assert_allclose(sess.run(grad), want, rtol=1e-12)
