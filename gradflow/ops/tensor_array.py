@@ -524,8 +524,9 @@ def _cotangent_gather_kernel(cotangent, indices, shape, *lengths, dtype, remove,
     dense = _assemble([entries.get(k) for k in keys], indices, shape, dtype, lengths, concat)
     if not remove:
         return dense
-    taken = set(keys)
-    rest = {k: v for k, v in entries.items() if k not in taken}
+    rest = dict(entries)  # a C-level copy, then the few taken keys out (once a loop step)
+    for key in keys:
+        rest.pop(key, None)
     return dense, TensorArrayCotangent(rest) if rest else None
 
 
