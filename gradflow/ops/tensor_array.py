@@ -236,8 +236,12 @@ class TensorArrayCotangent:
         self.entries = entries
 
     def __add__(self, other: "TensorArrayCotangent") -> "TensorArrayCotangent":
-        merged = dict(self.entries)
-        for index, grad in other.entries.items():
+        # copy the larger, walk the smaller (x + y is y + x, bit for bit): a loop adds
+        # one step's entry to the sum of all the others
+        larger, smaller = (self, other) if len(self.entries) >= len(other.entries) else \
+            (other, self)
+        merged = dict(larger.entries)
+        for index, grad in smaller.entries.items():
             mine = merged.get(index)
             merged[index] = grad if mine is None else mine + grad
         return TensorArrayCotangent(merged)
