@@ -31,6 +31,8 @@ from gradflow.framework.registry import NotDifferentiable, RegisterGradient, def
 from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import array, math
 from gradflow.ops.common import apply_op
+from gradflow.ops.tensor_array import TensorArray
+from gradflow.ops.variants import add_gradients, zeros_like_any
 
 __all__ = ["Defun", "cond", "while_loop", "case"]
 
@@ -126,60 +128,6 @@ def call_function(function: Function, inputs: Sequence[Tensor], name: Optional[s
                                        {"f": function, **(attrs or {})},
                                        name=name or function.name.split("/")[-1])
     return op if not op.outputs else list(op.outputs)
-
-
-# Variant values (loop histories, TensorArrays) have no numeric zero: "no gradient" is
-# the run-time value None, and sums of variant gradients skip it.
-define_op("ZerosLikeVariant", infer=lambda inputs, attrs: [(dtypes.variant, TensorShape([]))],
-          kernel=lambda x: None)
-NotDifferentiable("ZerosLikeVariant")
-
-
-def _add_variants_kernel(*values):
-    present = [v for v in values if v is not None]
-    if not present:
-        return None
-    total = present[0]
-    for v in present[1:]:
-        total = total + v
-    return total
-
-
-define_op("AddVariants", infer=lambda inputs, attrs: [(dtypes.variant, TensorShape([]))],
-          kernel=_add_variants_kernel)
-
-
-@RegisterGradient("AddVariants")
-def _add_variants_grad(op, grad):
-    return [grad] * len(op.inputs)
-
-
-def zeros_like_any(t: Tensor) -> Tensor:
-    """A zero gradient for ``t``: zeros for numbers, the null value for variants."""
-    if t.dtype is dtypes.variant:
-        return apply_op("ZerosLikeVariant", [t], name="zeros_like")
-    if _is_variable_ref(t):  # its run-time value is a reference, not numbers
-        if t.shape.is_fully_defined():
-            return array.zeros(t.shape.as_list(), dtype=t.dtype, name="zeros_like")
-        t = apply_op("ReadVariableOp", [t], name="read")
-    return array.zeros_like(t)
-
-
-def _is_variable_ref(t: Tensor) -> bool:
-    """A variable's reference tensor, or a function's placeholder standing for one."""
-    while t.op.type != "VariableV2":
-        sources = getattr(t.graph, "capture_sources", None)
-        if not sources or t not in sources:
-            return False
-        t = sources[t]
-    return True
-
-
-def add_gradients(terms: Sequence[Tensor]) -> Tensor:
-    """Sums gradient terms of any dtype (variants included)."""
-    if terms[0].dtype is dtypes.variant:
-        return apply_op("AddVariants", list(terms), name="add_variants")
-    return math.add_n(list(terms))
 
 
 def _filled(op: Operation, grads: Sequence) -> list:
@@ -813,6 +761,9 @@ def _while_grad(op, *grads):
     The forward loop records, per iteration, its state and the body values that the
     gradient reads (``_saving_body``); the backward body feeds them to the gradient
     function instead of recomputing the forward body (TF1's stack push and pop).
+    A loop-invariant input's gradient is the sum of its per-iteration gradients; where
+    that is a product ``a^T b`` (a weight's) or a bias gradient, the loop collects the
+    rows of the operands and one op after it makes the sum (``_deferred_sums``).
     """
     n = op.get_attr("num_loop_vars")
     body: Function = op.get_attr("body")
@@ -828,9 +779,21 @@ def _while_grad(op, *grads):
     step_grad = _fed_gradient(body if history_grad is None else saving, saved)
     trainable = body.trainable_input_indices()
     trainable_vars = [i for i in trainable if i < n]
-    trainable_extras = [i - n for i in trainable if i >= n]
-    extra_sums = [zeros_like_any(extras[i]) for i in trainable_extras]
+    deferred = _deferred_sums(step_grad, trainable, n)
+    kept = [k for k in range(len(trainable)) if k not in deferred]
+    collected = list(dict.fromkeys(t for _, operands in deferred.values() for t in operands))
+    made = [t for t in collected if t not in step_grad.inputs]
+    if deferred:  # the step returns the operands it makes instead of the deferred terms
+        step_grad = Function(step_grad.graph, step_grad.inputs,
+                             [step_grad.outputs[k] for k in kept] + made,
+                             name=f"{step_grad.name}_rows")
+    kept_inputs = [trainable[k] for k in kept]
+    summed = [i - n for i in kept_inputs if i >= n]
+    extra_sums = [zeros_like_any(extras[j]) for j in summed]
     count = apply_op("LoopHistorySize", [history], name="iterations")
+    # (infer_shape off: the number of rows may change from one iteration to the next)
+    rows = [TensorArray(t.dtype, size=count, element_shape=t.shape, infer_shape=False,
+                        name="rows") for t in collected]
     recorded_types = [t.dtype for t in init + saved]
     recorded_shapes = [t.shape for t in init + saved]
 
@@ -838,7 +801,8 @@ def _while_grad(op, *grads):
         return math.greater_equal(i, 0)
 
     def backward_body(i, *carried):
-        d_state, d_extras = list(carried[:n]), list(carried[n:])
+        d_state = list(carried[:n])
+        d_sums, d_rows = list(carried[n:n + len(summed)]), list(carried[n + len(summed):])
         record = apply_op("LoopHistoryRead", [history, i], name="state",
                           dtypes=recorded_types, shapes=recorded_shapes)
         record = record if isinstance(record, list) else [record]
@@ -848,23 +812,74 @@ def _while_grad(op, *grads):
             d_record = apply_op("LoopHistoryCotangentRead", [history_grad, i] + record,
                                 name="history_grad")
             d_record = d_record if isinstance(d_record, list) else [d_record]
-        results = call_function(step_grad, state + extras + d_state + d_record[n:] + values)
-        by_input = dict(zip(trainable, results))
+        arguments = state + extras + d_state + d_record[n:] + values
+        results = call_function(step_grad, arguments)
+        by_input = dict(zip(kept_inputs, results))
         d_state = [by_input[j] if j in by_input else d for j, d in enumerate(d_state)]
         if history_grad is not None:
             d_state = [add_gradients([d, r]) if carries_gradient(d) else d
                        for d, r in zip(d_state, d_record[:n], strict=True)]
-        d_extras = [add_gradients([s, by_input[n + j]])
-                    for s, j in zip(d_extras, trainable_extras)]
-        return [i - 1] + d_state + d_extras
+        d_sums = [add_gradients([s, by_input[n + j]]) for s, j in zip(d_sums, summed)]
+        value_of = dict(zip(step_grad.inputs, arguments))
+        value_of.update(zip(made, results[len(kept):]))
+        d_rows = [ta.write(i, value_of[t]) for ta, t in zip(d_rows, collected, strict=True)]
+        return [i - 1] + d_state + d_sums + d_rows
 
     start = math.subtract(count, 1)
     finals = while_loop(backward_cond, backward_body,
-                        [start] + state_grads + extra_sums, name="while_grad",
+                        [start] + state_grads + extra_sums + rows, name="while_grad",
                         back_prop=True, _skip_invariant_check=True)
-    d_init, d_extras = finals[1:1 + n], finals[1 + n:]
+    d_init, d_sums = finals[1:1 + n], finals[1 + n:1 + n + len(summed)]
+    joined = dict(zip(collected, (ta.concat() for ta in finals[1 + n + len(summed):])))
+    by_extra = dict(zip(summed, d_sums))
+    for position, (term, operands) in deferred.items():
+        by_extra[trainable[position] - n] = term(*(joined[t] for t in operands))
     result = [d if i in trainable_vars else None for i, d in enumerate(d_init)]
-    return result + _scatter_to_inputs(len(extras), trainable_extras, d_extras)
+    return result + _scatter_to_inputs(len(extras), list(by_extra), list(by_extra.values()))
+
+
+def _deferred_sums(grad: Function, trainable: list, num_loop_vars: int) -> dict:
+    """The loop-invariant inputs whose per-iteration gradient (an output of ``grad``,
+    read by nothing else) is a product ``a^T b`` (a weight's) or a rank-2 BiasAddGrad:
+    {output position: (builder, operands)}. The sum over iterations of ``a_t^T b_t`` is
+    one product of the rows of every ``a_t`` and ``b_t``; of the bias gradients, one
+    over every row: ``builder(*joined_rows)`` makes it after the loop. That spares each
+    iteration a product into a fresh weight-sized array and the sum with it. Operands
+    are rank 2 with a known width (an empty loop's rows concatenate to 0 x width)."""
+    deferred = {}
+    for position, (index, out) in enumerate(zip(trainable, grad.outputs, strict=True)):
+        op = out.op
+        if index < num_loop_vars or not out.dtype.is_floating or out.consumers() or \
+                grad.outputs.count(out) != 1:
+            continue
+        if op.type == "MatMul" and op.get_attr("transpose_a") and \
+                not op.get_attr("transpose_b"):
+            term = _product_of_rows
+        elif op.type == "BiasAddGrad":  # of rank 2 (checked below): row sums either layout
+            term = _row_sums
+        else:
+            continue
+        if all(_collectable(t, grad) for t in op.inputs):
+            deferred[position] = (term, list(op.inputs))
+    return deferred
+
+
+def _collectable(t: Tensor, grad: Function) -> bool:
+    """An input of ``grad`` or a tensor made in it, of rank 2 and known width."""
+    dims = t.shape.as_tuple()
+    return dims is not None and len(dims) == 2 and dims[1] is not None and \
+        (t in grad.inputs or (t.graph is grad.graph and t.op.type != "Placeholder"))
+
+
+def _product_of_rows(a: Tensor, b: Tensor) -> Tensor:
+    return math.matmul(a, b, transpose_a=True)
+
+
+def _row_sums(rows: Tensor) -> Tensor:
+    """The sum of an [R, C] tensor's rows, as a product with a column of ones: BLAS makes
+    it in one pass, without the temporaries of a tall reduction."""
+    ones = array.ones_like(array.slice(rows, [0, 0], [-1, 1]))
+    return array.reshape(math.matmul(ones, rows, transpose_a=True), [-1])
 
 
 def _saving_body(op: Operation) -> Function:

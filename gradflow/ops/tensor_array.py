@@ -50,7 +50,7 @@ from gradflow.framework.tensor_shape import TensorShape, as_shape
 from gradflow.ops import array, math
 from gradflow.ops.primitives import static_shape_of as _static_shape_of
 from gradflow.ops.common import apply_op
-from gradflow.ops.functional import zeros_like_any
+from gradflow.ops.variants import zeros_like_any
 
 __all__ = ["TensorArray"]
 
@@ -236,8 +236,12 @@ class TensorArrayCotangent:
         self.entries = entries
 
     def __add__(self, other: "TensorArrayCotangent") -> "TensorArrayCotangent":
-        merged = dict(self.entries)
-        for index, grad in other.entries.items():
+        # copy the larger, walk the smaller (x + y is y + x, bit for bit): a loop adds
+        # one step's entry to the sum of all the others
+        larger, smaller = (self, other) if len(self.entries) >= len(other.entries) else \
+            (other, self)
+        merged = dict(larger.entries)
+        for index, grad in smaller.entries.items():
             mine = merged.get(index)
             merged[index] = grad if mine is None else mine + grad
         return TensorArrayCotangent(merged)
@@ -524,8 +528,9 @@ def _cotangent_gather_kernel(cotangent, indices, shape, *lengths, dtype, remove,
     dense = _assemble([entries.get(k) for k in keys], indices, shape, dtype, lengths, concat)
     if not remove:
         return dense
-    taken = set(keys)
-    rest = {k: v for k, v in entries.items() if k not in taken}
+    rest = dict(entries)  # a C-level copy, then the few taken keys out (once a loop step)
+    for key in keys:
+        rest.pop(key, None)
     return dense, TensorArrayCotangent(rest) if rest else None
 
 
