@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gradflow as gf
-from xla_helpers import clustered_op_types, jit_config
+from xla_helpers import jit_config, run_both
 
 pytest.importorskip("jax")
 
@@ -74,30 +74,10 @@ CASES = [
 ]
 
 
-def _run_both(build, inputs):
-    """Values and gradients (of sum(y * w)) on NumPy and under global jit, and the op
-    types the jit plan compiled."""
-    results = []
-    for config in (None, jit_config()):
-        graph = gf.Graph()
-        with graph.as_default():
-            xs = [gf.placeholder(gf.float64, v.shape) for v in inputs]
-            # an op before the one under test: under global jit a lone op stays on NumPy
-            y = build(*[x + 0.25 for x in xs])
-            weights = gf.constant(np.linspace(-1, 1, y.shape.num_elements())
-                                  .reshape(y.shape.as_list()))
-            grads = gf.gradients(gf.reduce_sum(y * weights), xs)
-            fetches = [y] + grads
-            with gf.Session(graph=graph, config=config) as sess:
-                results.append(sess.run(fetches, dict(zip(xs, inputs))))
-            types = clustered_op_types(graph, fetches, xs) if config is not None else None
-    return results, types
-
-
 @pytest.mark.parametrize("build,inputs,lowered", [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])
 def test_xla_values_and_gradients_match_numpy(build, inputs, lowered):
-    (numpy_values, xla_values), types = _run_both(build, inputs)
+    (numpy_values, xla_values), types = run_both(build, inputs)
     assert lowered <= types, f"not compiled: {lowered - types}"
     for got, want in zip(xla_values, numpy_values, strict=True):
         assert got.dtype == want.dtype and got.shape == want.shape

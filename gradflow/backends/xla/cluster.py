@@ -26,14 +26,15 @@ from gradflow.framework import dtypes
 from gradflow.framework.graph import Tensor
 from gradflow.runtime.optimizer import Constant, Program
 
-__all__ = ["cluster_program", "GLOBAL_MIN_CLUSTER_OPS"]
+__all__ = ["cluster_program", "compilable", "static_numeric", "GLOBAL_MIN_CLUSTER_OPS"]
 
 # Under global_jit a lone op is left to NumPy: a compiled call costs more than most ops.
 GLOBAL_MIN_CLUSTER_OPS = 2
 _NON_NUMERIC = (dtypes.string, dtypes.resource, dtypes.variant)
 
 
-def _static(t: Tensor) -> bool:
+def static_numeric(t: Tensor) -> bool:
+    """Whether ``t`` has a fully known shape and a numeric dtype (compiled code's values)."""
     dims = t.shape.as_tuple()
     return dims is not None and None not in dims and t.dtype.base_dtype not in _NON_NUMERIC
 
@@ -44,8 +45,9 @@ def compilable(node) -> bool:
     lowering = lowering_of(op._type)
     if lowering is None or (lowering.accepts is not None and not lowering.accepts(op)):
         return False
-    if any(t is None or not _static(t) for t in node.outputs):
-        return False
+    for t in node.outputs:
+        if t is None or not (static_numeric(t) or lowering.opaque and t.dtype is dtypes.variant):
+            return False
     for position, value in enumerate(node.inputs):
         static = position in lowering.static or position - len(node.inputs) in lowering.static
         if position in lowering.refs:
@@ -54,7 +56,7 @@ def compilable(node) -> bool:
         elif static:
             if not isinstance(value, Constant):
                 return False
-        elif isinstance(value, Tensor) and not _static(value):
+        elif isinstance(value, Tensor) and not static_numeric(value):
             return False
     return True
 

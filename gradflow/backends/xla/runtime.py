@@ -21,7 +21,7 @@ from gradflow.framework.graph import Tensor
 from gradflow.runtime.clusters import INSTALL_HINT, ClusterNode, XlaUnavailableError
 from gradflow.runtime.optimizer import Constant
 
-__all__ = ["jax_module", "jax_available", "compile_cluster", "cluster_device"]
+__all__ = ["jax_module", "jax_available", "compile_cluster", "cluster_device", "evaluate"]
 
 _loaded: dict = {}
 
@@ -128,14 +128,7 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
         state = dict(zip(reads, read_values, strict=True))
         lower = _Lowering(jax, state, dict(zip(randoms, draws, strict=True)), seeds)
         env = dict(zip(inputs, input_values, strict=True))
-        for node in members:
-            lowering = lowering_of(node.op._type)
-            args = [_argument(value, position, lowering, env)
-                    for position, value in enumerate(node.inputs)]
-            result = lowering.fn(lower, node.op, *args)
-            results = (result,) if len(node.outputs) == 1 else tuple(result)
-            for t, value in zip(node.outputs, results, strict=True):
-                env[t] = value
+        evaluate(lower, members, env)
         checked_ops[:] = [op for op, _, _ in lower.checks]
         return (tuple(jax.numpy.asarray(env[t]).astype(d) for t, d in
                       zip(outputs, dtypes_out, strict=True)),
@@ -192,8 +185,27 @@ def _raise_kernel_error(op, inputs: tuple) -> None:
         err.message = f"{err.message}\n\t [[node {op.name} (op type {op.type})]]"
         err.args = (err.message,)
         raise
+    except (ValueError, TypeError, IndexError, ArithmeticError) as err:
+        # as the executor reports a kernel's Python error: TF's error type, naming the node
+        raise errors.InvalidArgumentError(
+            None, op, f"{type(err).__name__} while running op '{op.name}' "
+            f"(type {op.type}): {err}") from err
     raise errors.InvalidArgumentError(None, op, f"Invalid input to op '{op.name}' "
                                                 f"(type {op.type})")
+
+
+def evaluate(lower, nodes: Sequence, env: dict) -> None:
+    """Traces ``nodes`` (program nodes, in order) with their lowerings, reading input
+    values from ``env`` and adding the outputs' values to it."""
+    for node in nodes:
+        lowering = lowering_of(node.op._type)
+        args = [_argument(value, position, lowering, env)
+                for position, value in enumerate(node.inputs)]
+        result = lowering.fn(lower, node.op, *args)
+        results = (result,) if len(node.outputs) == 1 else tuple(result)
+        for t, value in zip(node.outputs, results, strict=True):
+            if t is not None:
+                env[t] = value
 
 
 def _argument(value, position: int, lowering, env: dict):
