@@ -18,33 +18,45 @@ gathers with, so those lowerings agree with the kernels by construction.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from gradflow.framework.graph import Operation
+from gradflow.framework.function import FuncGraph
+from gradflow.framework.graph import Operation, Tensor
 
-__all__ = ["Lowering", "LOWERINGS", "lowering_of", "register"]
+__all__ = ["Lowering", "LOWERINGS", "lowering_of", "register", "is_variable_ref"]
 
 
 class Lowering:
     """How one op type compiles: the function, and which inputs are static or refs."""
 
     __slots__ = ("fn", "static", "refs", "writes", "reads", "accepts", "random", "checks",
-                 "opaque")
+                 "variants", "forwards_refs")
 
     def __init__(self, fn: Callable, static: tuple = (), refs: tuple = (), writes: bool = False,
                  reads: bool = True, accepts: Optional[Callable] = None, random: bool = False,
-                 checks: bool = False, opaque: bool = False):
+                 checks: bool = False, variants: bool = False, forwards_refs: bool = False):
         self.fn = fn
         self.random = random  # draws from a key of its own (L.key(op))
         self.checks = checks  # keeps a kernel's run-time check (L.check)
-        self.opaque = opaque  # may have variant outputs, which never leave its cluster
+        # takes or gives variant values (TensorArrays, loop histories): compiled values
+        # that never cross a cluster's boundary
+        self.variants = variants
+        # passes variables on to the functions it runs, which read them (control flow)
+        self.forwards_refs = forwards_refs
         self.accepts = accepts  # op -> whether these attrs lower (None: all do)
         self.static = frozenset(static)
         self.refs = frozenset(refs)
         self.writes = writes  # the op writes its first ref
         self.reads = reads    # the op reads its refs' current values
+
+    def refs_of(self, inputs: Sequence) -> frozenset:
+        """The positions of ``inputs`` (a node's) that arrive as variable keys."""
+        if not self.forwards_refs:
+            return self.refs
+        return frozenset(p for p, v in enumerate(inputs)
+                         if isinstance(v, Tensor) and is_variable_ref(v))
 
 
 LOWERINGS: dict[str, Lowering] = {}
@@ -54,14 +66,47 @@ def lowering_of(op_type: str) -> Optional[Lowering]:
     return LOWERINGS.get(op_type)
 
 
+def is_variable_ref(t: Tensor) -> bool:
+    """Whether ``t`` names a variable: a VariableV2's output, or a function's argument
+    that an op inside reads as a variable (a variable passed to a loop or branch)."""
+    if t._op._type == "VariableV2":
+        return True
+    if t._op._type != "Placeholder" or not isinstance(t._op._graph, FuncGraph):
+        return False
+    for consumer in t.consumers():
+        lowering = lowering_of(consumer._type)
+        if lowering is None:
+            continue
+        positions = [p for p, v in enumerate(consumer._inputs) if v is t]
+        if any(p in lowering.refs for p in positions):
+            return True
+        if lowering.forwards_refs and any(
+                is_variable_ref(inner) for inner in _forwarded(consumer, positions)):
+            return True
+    return False
+
+
+def _forwarded(op: Operation, positions: list) -> list:
+    """The function arguments that ``op`` (a control-flow op) passes its inputs at
+    ``positions`` on as."""
+    attrs = op._attrs
+    if op._type == "If":
+        return [attrs[b].inputs[p - 1] for p in positions if p
+                for b in ("then_branch", "else_branch")]
+    if op._type == "While":
+        return [attrs[f].inputs[p] for p in positions for f in ("cond", "body")]
+    return [attrs["f"].inputs[p] for p in positions]
+
+
 def register(op_types, static: tuple = (), refs: tuple = (), writes: bool = False,
              reads: bool = True, accepts: Optional[Callable] = None, random: bool = False,
-             checks: bool = False, opaque: bool = False) -> Callable:
+             checks: bool = False, variants: bool = False,
+             forwards_refs: bool = False) -> Callable:
     """Decorator: ``fn`` lowers ``op_types`` (one name or several)."""
     def decorate(fn):
         for op_type in (op_types,) if isinstance(op_types, str) else op_types:
             LOWERINGS[op_type] = Lowering(fn, static, refs, writes, reads, accepts, random,
-                                          checks, opaque)
+                                          checks, variants, forwards_refs)
         return fn
     return decorate
 

@@ -111,7 +111,7 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
     reads, writes = [], []
     for node in members:
         lowering = lowering_of(node.op._type)
-        for position in sorted(lowering.refs):
+        for position in sorted(lowering.refs_of(node.inputs)):
             key = _ref_key(node.inputs[position])
             if lowering.reads and key not in writes and key not in reads:
                 reads.append(key)
@@ -199,7 +199,8 @@ def evaluate(lower, nodes: Sequence, env: dict) -> None:
     values from ``env`` and adding the outputs' values to it."""
     for node in nodes:
         lowering = lowering_of(node.op._type)
-        args = [_argument(value, position, lowering, env)
+        refs = lowering.refs_of(node.inputs)
+        args = [_argument(value, position in refs, env)
                 for position, value in enumerate(node.inputs)]
         result = lowering.fn(lower, node.op, *args)
         results = (result,) if len(node.outputs) == 1 else tuple(result)
@@ -208,9 +209,9 @@ def evaluate(lower, nodes: Sequence, env: dict) -> None:
                 env[t] = value
 
 
-def _argument(value, position: int, lowering, env: dict):
-    if position in lowering.refs:
-        return _ref_key(value)
+def _argument(value, ref: bool, env: dict):
+    if ref:  # a variable's key; inside a function, the key its caller passed
+        return env[value] if value in env else _ref_key(value)
     if isinstance(value, Constant):
         return value.value
     return env[value]

@@ -1,0 +1,182 @@
+"""Lowerings of ``TensorArray`` ops of static size: a compiled array is one stacked array.
+
+A TensorArray's flow (``ops/tensor_array.py``) holds, compiled, the array of shape
+``[size, *element_shape]``; unwritten elements are zeros, as the kernels read them when
+the element shape is known. Its gradient (a ``TensorArrayCotangent``) is the same
+stack, zeros where it has no entry. An array lowers when its size is a plan-time
+constant, it is not dynamically sized, and its element shape is known: declared, or
+found at a write or scatter downstream of its flow (through loops, branches and calls).
+
+Unlike the kernels, compiled arrays do not check for a second write to an index or a
+second read of a cleared one, and clamp indices out of range (see docs/xla.md).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from gradflow.backends.xla.lowerings import register
+from gradflow.framework import dtypes
+from gradflow.framework.graph import Operation, Tensor
+from gradflow.runtime.optimizer import Constant, Node, Program
+
+__all__ = ["element_shape", "with_static_sizes"]
+
+_SEARCH_LIMIT = 10_000  # flows looked at before giving up on an element shape
+
+
+def element_shape(op: Operation) -> Optional[tuple]:
+    """The element shape of the array ``op`` (a TensorArrayV3) makes, if it can be known."""
+    declared = op._attrs.get("element_shape")
+    if declared is not None and declared.is_fully_defined():
+        return tuple(declared.as_list())
+    queue, seen = [op._outputs[0]], set()
+    while queue and len(seen) < _SEARCH_LIMIT:
+        flow = queue.pop()
+        if flow in seen:
+            continue
+        seen.add(flow)
+        for consumer in flow.consumers():
+            found = _shape_at(consumer, flow, queue)
+            if found is not None:
+                return found
+    return None
+
+
+def _shape_at(consumer: Operation, flow: Tensor, queue: list) -> Optional[tuple]:
+    """The element shape ``consumer`` shows for ``flow``, else None (queueing the flows
+    it passes ``flow`` on as)."""
+    kind = consumer._type
+    if kind in ("TensorArrayWriteV3", "TensorArrayScatterV3"):
+        value = consumer._inputs[2].shape
+        if value.is_fully_defined():
+            dims = tuple(value.as_list())
+            return dims if kind == "TensorArrayWriteV3" else dims[1:]
+        queue.append(consumer._outputs[0])
+    elif kind in ("TensorArrayReadV3", "TensorArrayGatherV3"):
+        hint = consumer._attrs.get("element_shape")
+        if hint is not None and hint.is_fully_defined():
+            return tuple(hint.as_list())
+    elif kind == "Identity":
+        queue.append(consumer._outputs[0])
+    positions = [i for i, t in enumerate(consumer._inputs) if t is flow]
+    if kind == "While":
+        n = consumer._attrs["num_loop_vars"]
+        for i in positions:
+            queue.append(consumer._attrs["body"].inputs[i])
+            if i < n:
+                queue.append(consumer._outputs[i])
+    elif kind == "If":
+        for i in positions:
+            if i:
+                queue.extend(consumer._attrs[b].inputs[i - 1]
+                             for b in ("then_branch", "else_branch"))
+    elif kind == "PartitionedCall":
+        queue.extend(consumer._attrs["f"].inputs[i] for i in positions)
+    return None
+
+
+def _new_lowers(op: Operation) -> bool:
+    return not op._attrs.get("dynamic_size") and element_shape(op) is not None
+
+
+@register("TensorArrayV3", static=(0,), variants=True, accepts=_new_lowers)
+def _new(L, op, size):
+    return L.jnp.zeros((int(size),) + element_shape(op), op._attrs["dtype"].as_numpy_dtype)
+
+
+@register(("TensorArrayWriteV3", "TensorArrayScatterV3"), variants=True)
+def _write(L, op, flow, index, value):
+    return flow.at[index].set(L.jnp.asarray(value).astype(flow.dtype))
+
+
+@register(("TensorArrayReadV3", "TensorArrayGatherV3"), variants=True)
+def _read(L, op, flow, index):
+    return flow[index]
+
+
+@register("TensorArraySizeV3", variants=True)
+def _size(L, op, flow):
+    return L.jnp.asarray(flow.shape[0], "int32")
+
+
+@register("TensorArrayCloseV3", variants=True)
+def _close(L, op, flow):
+    return ()
+
+
+def _not_concat(op: Operation) -> bool:
+    return not op._attrs.get("concat")
+
+
+@register("TensorArrayCotangentGather", static=(2,), variants=True, accepts=_not_concat)
+def _cotangent_gather(L, op, cotangent, indices, shape):
+    dense = L.jnp.reshape(cotangent[indices], tuple(int(d) for d in shape))
+    if not op._attrs["remove"]:
+        return dense
+    return dense, cotangent.at[indices].set(L.jnp.zeros_like(cotangent[indices]))
+
+
+@register("TensorArrayCotangentScatter", variants=True, accepts=_not_concat)
+def _cotangent_scatter(L, op, cotangent, indices, dense):
+    if op._attrs["replace"]:
+        cotangent = cotangent.at[indices].set(L.jnp.zeros_like(cotangent[indices]))
+    return cotangent.at[indices].add(L.jnp.asarray(dense).astype(cotangent.dtype))
+
+
+# ------------------------------------------------------------ static sizes
+def with_static_sizes(program: Program) -> Program:
+    """``program`` with the sizes of compiled TensorArrays known at plan time.
+
+    A TensorArray of constant size keeps it through writes, loops and identities, so
+    ``TensorArraySizeV3`` of its flow is a constant here, and so is what pure ops
+    compute from it alone (``stack()``'s ``range(size)``): those nodes are replaced by
+    their values, giving their readers static inputs (and shapes) to compile with.
+    """
+    sizes: dict = {}  # flow tensor -> the array's size
+    known: dict = {}  # tensor -> its value, computed now
+    nodes = []
+    fetched = {v for v in program.fetches if isinstance(v, Tensor)}
+    for node in program.nodes:
+        inputs = [Constant(known[v], v) if isinstance(v, Tensor) and v in known else v
+                  for v in node.inputs]
+        _track_sizes(node, inputs, sizes)
+        values = _values_now(node, inputs, sizes)
+        if values is not None and not any(t in fetched for t in node.outputs):
+            known.update(zip(node.outputs, values, strict=True))
+            continue
+        nodes.append(node if inputs == node.inputs else Node(node.op, inputs, node.outputs))
+    return program if not known else Program(nodes, program.fetches)
+
+
+def _track_sizes(node, inputs: list, sizes: dict) -> None:
+    kind = node.op._type
+    outputs = node.outputs
+    if kind == "TensorArrayV3" and isinstance(inputs[0], Constant) \
+            and not node.op._attrs.get("dynamic_size"):
+        sizes[outputs[0]] = int(inputs[0].value)
+    elif kind in ("TensorArrayWriteV3", "TensorArrayScatterV3", "Identity") \
+            and inputs[0] in sizes:
+        sizes[outputs[0]] = sizes[inputs[0]]
+    elif kind == "While":
+        for i in range(node.op._attrs["num_loop_vars"]):
+            if inputs[i] in sizes and outputs[i] is not None:
+                sizes[outputs[i]] = sizes[inputs[i]]
+
+
+def _values_now(node, inputs: list, sizes: dict) -> Optional[list]:
+    """The node's output values if they can be computed now from sizes and constants."""
+    op = node.op
+    if op._type == "TensorArraySizeV3":
+        return [np.int32(sizes[inputs[0]])] if inputs[0] in sizes else None
+    if op._op_def.stateful or op._op_def.needs_context or not inputs or \
+            not all(isinstance(v, Constant) for v in inputs) or None in node.outputs or \
+            any(t.dtype.base_dtype is dtypes.variant for t in node.outputs):
+        return None  # (an array made now would be a NumPy TensorArray, not a size)
+    attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
+    try:
+        result = op._op_def.kernel(*(v.value for v in inputs), **attrs)
+    except Exception:  # noqa: BLE001 - an op that fails now is left to fail at run time
+        return None
+    return [result] if len(node.outputs) == 1 else list(result)
