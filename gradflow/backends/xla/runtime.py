@@ -124,18 +124,20 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
 
     checked_ops: list = []  # the ops whose checks the compiled function returns
 
-    def traced(draws, read_values, input_values):
+    def traced(draws, read_values, input_values, with_check_inputs: bool):
         state = dict(zip(reads, read_values, strict=True))
         lower = _Lowering(jax, state, dict(zip(randoms, draws, strict=True)), seeds)
         env = dict(zip(inputs, input_values, strict=True))
         evaluate(lower, members, env)
         checked_ops[:] = [op for op, _, _ in lower.checks]
+        if with_check_inputs:  # only after a check failed: the failing ops' inputs
+            return tuple(inputs for _, _, inputs in lower.checks)
+        flags = jax.numpy.stack([bad for _, bad, _ in lower.checks]) if lower.checks else ()
         return (tuple(jax.numpy.asarray(env[t]).astype(d) for t, d in
                       zip(outputs, dtypes_out, strict=True)),
-                tuple(state[k] for k in writes),
-                tuple((bad, inputs) for _, bad, inputs in lower.checks))
+                tuple(state[k] for k in writes), flags)
 
-    compiled = jax.jit(traced)
+    compiled = jax.jit(traced, static_argnums=3)
     single = len(outputs) == 1
 
     # key -> (the NumPy view this cluster last wrote, its device array): while the
@@ -151,17 +153,19 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
     def call(ctx, *input_values):
         read_values = [device_value(ctx, k) for k in reads]
         draws = [ctx.read_variable(k, "") if ctx.is_initialized(k) else 0 for k in draw_keys]
-        results, written, checks = compiled([np.uint32(d) for d in draws], read_values,
-                                            input_values)
-        for op, (bad, inputs) in zip(checked_ops, checks, strict=True):
-            if bad:
-                _raise_kernel_error(op, inputs)
+        draws = [np.uint32(d) for d in draws]
+        results, written, flags = compiled(draws, read_values, input_values, False)
+        if checked_ops and _to_host(flags).any():
+            checked = compiled(draws, read_values, input_values, True)
+            for op, bad, op_inputs in zip(checked_ops, _to_host(flags), checked, strict=True):
+                if bad:
+                    _raise_kernel_error(op, op_inputs)
         for key, value in zip(writes, written, strict=True):
-            view = np.asarray(value)
+            view = _to_host(value)
             on_device[key] = (view, value)
             ctx.write_variable(key, view)
         for key, count in zip(draw_keys, draws, strict=True):
-            ctx.write_variable(key, count + 1)
+            ctx.write_variable(key, int(count) + 1)
         if single:
             return _host(results[0])
         return tuple(_host(r) for r in results)
@@ -169,9 +173,18 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
     return ClusterNode([node.op for node in members], inputs, outputs, call, cluster_device())
 
 
+def _to_host(value) -> np.ndarray:
+    """A read-only NumPy view of a device array: shared through DLPack where JAX's device
+    is the host (no copy), else copied."""
+    try:
+        return np.from_dlpack(value)
+    except (RuntimeError, BufferError, TypeError):  # a dtype DLPack lacks (bfloat16), a GPU
+        return np.asarray(value)
+
+
 def _host(value):
     """A cluster output as the NumPy kernels give it: an array, a NumPy scalar if 0-d."""
-    array = np.asarray(value)
+    array = _to_host(value)
     return array[()] if array.ndim == 0 else array
 
 
