@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from gradflow.backends.xla.devices import device_key
 from gradflow.backends.xla.lowerings import is_variable_ref, lowering_of
 from gradflow.backends.xla.lowerings_tensor_array import with_static_sizes
 from gradflow.backends.xla.runtime import compile_cluster, jax_available, jax_module
@@ -74,7 +75,9 @@ def _scope(node, global_jit: bool) -> Optional[str]:
         scope = "" if marked is not False else None
     else:
         scope = node.op._attrs.get("_XlaScope", "") if marked is True else None
-    return scope if scope is not None and compilable(node) else None
+    if scope is None or not compilable(node):
+        return None
+    return f"{scope}@{device_key(node.op)}"  # ops asking for other devices never join
 
 
 def cluster_program(program: Program, global_jit: bool) -> Program:

@@ -4,8 +4,7 @@ Factorizations that fail on the NumPy backend (a singular matrix to invert or so
 Cholesky of a matrix that is not positive definite) give NaN or infinity under XLA;
 their lowerings keep the kernels' errors through ``L.check``: where a result is not
 finite but the input is, the run raises what the kernel raises. Decompositions whose
-factors are unique only up to signs (QR, SVD, eigenvectors) agree with the kernels up
-to those signs, as LAPACK's results do between libraries.
+factors are unique only up to signs (QR, singular and eigen vectors) stay on NumPy.
 """
 from __future__ import annotations
 
@@ -77,26 +76,18 @@ def _expm(L, op, x):
     return L.jax.scipy.linalg.expm(x)
 
 
-@register("SelfAdjointEigV2")
-def _eigh(L, op, x):
-    values, vectors = L.jnp.linalg.eigh(x, UPLO="L", symmetrize_input=False)
-    if not op._attrs.get("compute_v", True):
-        return values, L.jnp.zeros((0,), x.dtype)
-    return values, vectors
+# Eigenvectors and singular vectors are unique only up to signs (or phases), which
+# JAX's factorizations choose otherwise than LAPACK's calls in the kernels: only the
+# values lower, and decompositions returning vectors (and QR) stay on NumPy.
+@register("SelfAdjointEigV2", accepts=lambda op: not op._attrs.get("compute_v", True))
+def _eigvalsh(L, op, x):
+    return L.jnp.linalg.eigvalsh(x, UPLO="L"), L.jnp.zeros((0,), x.dtype)
 
 
-@register("Qr")
-def _qr(L, op, x):
-    return L.jnp.linalg.qr(x, mode="complete" if op._attrs.get("full_matrices") else "reduced")
-
-
-@register("Svd")
-def _svd(L, op, x):
-    if not op._attrs.get("compute_uv", True):
-        empty = L.jnp.zeros((0,), x.dtype)
-        return L.jnp.linalg.svd(x, compute_uv=False), empty, empty
-    u, s, vh = L.jnp.linalg.svd(x, full_matrices=bool(op._attrs.get("full_matrices")))
-    return s, u, _adjoint(L, vh)
+@register("Svd", accepts=lambda op: not op._attrs.get("compute_uv", True))
+def _singular_values(L, op, x):
+    empty = L.jnp.zeros((0,), x.dtype)
+    return L.jnp.linalg.svd(x, compute_uv=False), empty, empty
 
 
 @register("MatrixBandPart")

@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
+from gradflow.backends.xla.devices import device_key, placement
 from gradflow.backends.xla.lowerings import lowering_of
 from gradflow.framework import errors
 from gradflow.framework.graph import Tensor
@@ -139,6 +140,9 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
 
     compiled = jax.jit(traced, static_argnums=3)
     single = len(outputs) == 1
+    asking = next((node.op for node in members if node.op._device), members[0].op)
+    place = placement(jax, device_key(asking), cluster_device())
+    device_put = jax.device_put
 
     # key -> (the NumPy view this cluster last wrote, its device array): while the
     # session still holds that very view, the next run passes the device array and
@@ -151,7 +155,11 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
         return cached[1] if cached is not None and cached[0] is value else value
 
     def call(ctx, *input_values):
+        place.check(ctx, asking)
         read_values = [device_value(ctx, k) for k in reads]
+        if place.device is not None:  # the computation follows its operands there
+            read_values = device_put(read_values, place.device)
+            input_values = device_put(input_values, place.device)
         draws = [ctx.read_variable(k, "") if ctx.is_initialized(k) else 0 for k in draw_keys]
         draws = [np.uint32(d) for d in draws]
         results, written, flags = compiled(draws, read_values, input_values, False)
@@ -170,7 +178,7 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
             return _host(results[0])
         return tuple(_host(r) for r in results)
 
-    return ClusterNode([node.op for node in members], inputs, outputs, call, cluster_device())
+    return ClusterNode([node.op for node in members], inputs, outputs, call, place.name)
 
 
 def _to_host(value) -> np.ndarray:
