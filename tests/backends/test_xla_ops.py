@@ -7,7 +7,7 @@ import pytest
 import gradflow as gf
 from xla_helpers import jit_config, run_both
 
-pytest.importorskip("jax")
+jax = pytest.importorskip("jax")
 
 RNG = np.random.default_rng(7)
 
@@ -112,3 +112,19 @@ def test_float32_keeps_its_dtype_and_int_ops_compile():
         with gf.Session(graph=graph, config=jit_config()) as sess:
             value = sess.run(y, {x: np.arange(4, dtype=np.float32), i: np.arange(4)})
     assert value.dtype == np.float32 and value == 12.0 + 18.0
+
+
+def test_float64_graphs_keep_their_precision_when_other_code_turns_x64_off():
+    graph = gf.Graph()
+    with graph.as_default():
+        x = gf.placeholder(gf.float64, [3])
+        y = gf.reduce_sum(gf.exp(x) * 1e-3)
+        with gf.Session(graph=graph, config=jit_config()) as sess:
+            sess.run(y, {x: np.zeros(3)})
+            jax.config.update("jax_enable_x64", False)  # as a JAX user's code may
+            try:
+                value = sess.run(y, {x: np.full(3, 1e-9)})
+            finally:
+                jax.config.update("jax_enable_x64", True)
+    assert value.dtype == np.float64
+    np.testing.assert_allclose(value, np.sum(np.exp(np.full(3, 1e-9)) * 1e-3), rtol=1e-15)

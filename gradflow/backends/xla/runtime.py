@@ -162,9 +162,10 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
             input_values = device_put(input_values, place.device)
         draws = [ctx.read_variable(k, "") if ctx.is_initialized(k) else 0 for k in draw_keys]
         draws = [np.uint32(d) for d in draws]
-        results, written, flags = compiled(draws, read_values, input_values, False)
+        results, written, flags = _in_x64(jax, compiled, draws, read_values, input_values,
+                                          False)
         if checked_ops and _to_host(flags).any():
-            checked = compiled(draws, read_values, input_values, True)
+            checked = _in_x64(jax, compiled, draws, read_values, input_values, True)
             for op, bad, op_inputs in zip(checked_ops, _to_host(flags), checked, strict=True):
                 if bad:
                     _raise_kernel_error(op, op_inputs)
@@ -179,6 +180,15 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
         return tuple(_host(r) for r in results)
 
     return ClusterNode([node.op for node in members], inputs, outputs, call, place.name)
+
+
+def _in_x64(jax, fn, *args):
+    """``fn(*args)`` with JAX's 64-bit types on, even if other code turned them off since
+    (``jax_enable_x64`` is process-wide): float64 graphs must not become float32."""
+    if jax.config.jax_enable_x64:
+        return fn(*args)
+    with jax.enable_x64(True):
+        return fn(*args)
 
 
 def _to_host(value) -> np.ndarray:
