@@ -19,7 +19,7 @@ import numpy as np
 from gradflow.backends.xla.lowerings import register
 from gradflow.framework import dtypes
 from gradflow.framework.graph import Operation, Tensor
-from gradflow.runtime.optimizer import Constant, Node, Program
+from gradflow.runtime.optimizer import FOLD_LIMIT_ELEMENTS, Constant, Node, Program
 
 __all__ = ["element_shape", "with_static_sizes"]
 
@@ -142,7 +142,10 @@ def with_static_sizes(program: Program) -> Program:
         inputs = [Constant(known[v], v) if isinstance(v, Tensor) and v in known else v
                   for v in node.inputs]
         _track_sizes(node, inputs, sizes)
-        values = _values_now(node, inputs, sizes)
+        # only what a size decides: nodes of constants alone were left unfolded on purpose
+        derived = node.op._type == "TensorArraySizeV3" or any(
+            isinstance(v, Tensor) and v in known for v in node.inputs)
+        values = _values_now(node, inputs, sizes) if derived else None
         if values is not None and not any(t in fetched for t in node.outputs):
             known.update(zip(node.outputs, values, strict=True))
             continue
@@ -177,6 +180,9 @@ def _values_now(node, inputs: list, sizes: dict) -> Optional[list]:
     attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
     try:
         result = op._op_def.kernel(*(v.value for v in inputs), **attrs)
-    except Exception:  # noqa: BLE001 - an op that fails now is left to fail at run time
+    except Exception:  # an op that fails now is left to fail at run time, as before
         return None
-    return [result] if len(node.outputs) == 1 else list(result)
+    results = [result] if len(node.outputs) == 1 else list(result)
+    if sum(np.size(r) for r in results) > FOLD_LIMIT_ELEMENTS:
+        return None  # too big to keep in the plan: computed at run time, as before
+    return results
