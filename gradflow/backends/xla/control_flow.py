@@ -22,6 +22,7 @@ gradient needs none. The backward loop reads the history by index
 """
 from __future__ import annotations
 
+import weakref
 from typing import Optional, Sequence
 
 import numpy as np
@@ -38,8 +39,9 @@ from gradflow.runtime.optimizer import Constant, Program, build_program
 
 __all__ = ["function_program", "lower_function", "iteration_bound"]
 
-# function -> (its graph's structure version, its program or None when it cannot lower)
-_programs: dict = {}
+# function -> (its graph's structure version, its program or None when it cannot lower);
+# weak, so a dropped graph's functions go with it
+_programs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def function_program(function: Function) -> Optional[Program]:
