@@ -73,7 +73,8 @@ def test_sparse_update_with_an_index_out_of_range_raises_and_changes_nothing():
         update = gf.scatter_add(table, ids, values * 2.0)
         with gf.Session(graph=graph, config=jit_config()) as sess:
             sess.run(table.initializer)
-            with pytest.raises(gf.errors.InvalidArgumentError):
+            with pytest.raises(gf.errors.InvalidArgumentError,
+                               match=r"indices\[1\] = 7 is not in \[0, 3\)"):
                 sess.run(update, {ids: [0, 7], values: np.ones((2, 2))})
             np.testing.assert_array_equal(sess.run(table), np.ones((3, 2)))
             sess.run(update, {ids: [0, 0], values: np.ones((2, 2))})

@@ -21,14 +21,14 @@ def clustered_op_types(graph: gf.Graph, fetches: list, feeds: list, targets: lis
     return {graph.get_operation_by_name(n).type for n in names}
 
 
-def run_both(build, inputs: list, dtype=None) -> tuple:
+def run_both(build, inputs: list) -> tuple:
     """Values and gradients (of sum(y * w)) on NumPy and under global jit, and the op
     types the jit plan compiled."""
     results = []
     for config in (None, jit_config()):
         graph = gf.Graph()
         with graph.as_default():
-            xs = [gf.placeholder(dtype or gf.float64, v.shape) for v in inputs]
+            xs = [gf.placeholder(gf.float64, v.shape) for v in inputs]
             # an op before the one under test: under global jit a lone op stays on NumPy
             y = build(*[x + 0.25 for x in xs])
             weights = gf.constant(np.linspace(-1, 1, y.shape.num_elements())

@@ -125,27 +125,18 @@ for _reduction, _scale in (("Sum", None), ("Mean", "asarray"), ("SqrtN", "sqrt")
 # ------------------------------------------------------------------- variables
 def _scatter_update(L, op, key, indices, updates):
     current = L.read(key)
-    L.check(op, (indices < 0) | (indices >= current.shape[0]), (current, indices, updates))
+    L.check(op, (indices < 0) | (indices >= current.shape[0]), (current, updates, indices))
     at = current.at[indices]
-    combine = {"ScatterUpdate": at.set, "ScatterAdd": at.add, "ScatterMul": at.multiply,
-               "ScatterSub": lambda u: at.add(-u), "ScatterDiv": lambda u: at.divide(u)}
+    combine = {"ScatterAdd": at.add, "ScatterMul": at.multiply,
+               "ScatterSub": lambda u: at.add(-u), "ScatterDiv": at.divide}
     updates = L.jnp.broadcast_to(updates, indices.shape + current.shape[1:])
     return L.write(key, combine[op._type](updates))
 
 
+# ScatterUpdate and ScatterNdUpdate stay on NumPy: with repeated indices the kernel's
+# last update wins, an order XLA does not promise
 register(("ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv"), refs=(0,), writes=True,
          checks=True)(_scatter_update)
-# with repeated indices the kernel's last update wins, an order XLA does not promise
-register("ScatterUpdate", refs=(0,), writes=True, checks=True,
-         accepts=lambda op: False)(_scatter_update)
-
-
-@register("ScatterNdUpdate", refs=(0,), writes=True, checks=True, accepts=lambda op: False)
-def _scatter_nd_update(L, op, key, indices, updates):
-    current = L.read(key)
-    index, bad = _nd_index(L, indices, current.shape)
-    L.check(op, bad, (current, indices, updates))
-    return L.write(key, current.at[index].set(updates))
 
 
 # ----------------------------------------------------------------------- scans

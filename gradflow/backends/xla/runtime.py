@@ -204,7 +204,18 @@ def _host(value):
 
 
 def _raise_kernel_error(op, inputs: tuple) -> None:
-    """Raises what ``op``'s NumPy kernel raises for these inputs, naming the node."""
+    """Raises what ``op``'s NumPy kernel raises for these inputs, naming the node.
+
+    A kernel that needs the run context (variable updates) is not rerun: its check's
+    inputs end with the indices, and the first one out of the range of the first
+    input's rows is named, in TF's words."""
+    if op._op_def.needs_context:
+        rows, indices = len(np.asarray(inputs[0])), np.asarray(inputs[-1]).reshape(-1)
+        bad = np.flatnonzero((indices < 0) | (indices >= rows))
+        at = int(bad[0]) if bad.size else 0
+        raise errors.InvalidArgumentError(
+            None, op, f"indices[{at}] = {int(indices[at])} is not in [0, {rows})\n\t "
+                      f"[[node {op.name} (op type {op.type})]]")
     attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
     try:
         op._op_def.kernel(*(np.asarray(v) for v in inputs), **attrs)
