@@ -7,8 +7,10 @@ stack, zeros where it has no entry. An array lowers when its size is a plan-time
 constant, it is not dynamically sized, and its element shape is known: declared, or
 found at a write or scatter downstream of its flow (through loops, branches and calls).
 
-Unlike the kernels, compiled arrays do not check for a second write to an index or a
-second read of a cleared one, and clamp indices out of range (see docs/xla.md).
+Unlike the kernels, compiled arrays do not check for a second write to an index, a
+second read of a cleared one, or indices out of range when the indices are computed at
+run time (a loop's counter); misuse with constant indices keeps the array on NumPy, so
+the kernel's error is raised (see docs/xla.md).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import numpy as np
 
 from gradflow.backends.xla.lowerings import register
 from gradflow.framework import dtypes
+from gradflow.framework.constant import constant_value
 from gradflow.framework.graph import Operation, Tensor
 from gradflow.runtime.optimizer import FOLD_LIMIT_ELEMENTS, Constant, Node, Program
 
@@ -86,12 +89,67 @@ def _new(L, op, size):
     return L.jnp.zeros((int(size),) + element_shape(op), op._attrs["dtype"].as_numpy_dtype)
 
 
-@register(("TensorArrayWriteV3", "TensorArrayScatterV3"), variants=True)
+# ---------------------------------------------------------- misuse seen early
+# Compiled arrays cannot raise the kernels' errors for a second write to an index, an
+# index out of range, or a second read of a cleared element. Where the indices are
+# constants the misuse is visible when the plan compiles: those ops stay on NumPy (and,
+# their flows then crossing, the whole array), so the kernel raises its own error.
+_WRITES = ("TensorArrayWriteV3", "TensorArrayScatterV3")
+_READS = ("TensorArrayReadV3", "TensorArrayGatherV3")
+
+
+def _constant_indices(t: Tensor) -> Optional[set]:
+    value = constant_value(t)
+    return None if value is None else {int(i) for i in np.reshape(value, -1)}
+
+
+def _creator(flow: Tensor) -> Optional[Operation]:
+    """The TensorArrayV3 op whose array ``flow`` carries, when found without leaving
+    the graph (through writes and identities)."""
+    op = flow.op
+    while op._type in _WRITES + ("Identity",):
+        op = op._inputs[0].op
+    return op if op._type == "TensorArrayV3" else None
+
+
+def _write_lowers(op: Operation) -> bool:
+    indices = _constant_indices(op._inputs[1])
+    if indices is None:
+        return True
+    creator = _creator(op._inputs[0])
+    size = None if creator is None else constant_value(creator._inputs[0])
+    if size is not None and any(not 0 <= i < int(size) for i in indices):
+        return False
+    earlier = op._inputs[0].op
+    while earlier._type in _WRITES + ("Identity",):
+        before = _constant_indices(earlier._inputs[1]) if earlier._type in _WRITES else set()
+        if before is None or before & indices:
+            return False
+        earlier = earlier._inputs[0].op
+    return True
+
+
+def _read_lowers(op: Operation) -> bool:
+    flow = op._inputs[0]
+    creator = _creator(flow)
+    if creator is None or not creator._attrs.get("clear_after_read"):
+        return True
+    mine = _constant_indices(op._inputs[1])
+    for other in flow.consumers():
+        if other is op or other._type not in _READS + ("TensorArrayConcatV3",):
+            continue
+        theirs = _constant_indices(other._inputs[1]) if other._type in _READS else None
+        if mine is None or theirs is None or mine & theirs:
+            return False
+    return True
+
+
+@register(_WRITES, variants=True, accepts=_write_lowers)
 def _write(L, op, flow, index, value):
     return flow.at[index].set(L.jnp.asarray(value).astype(flow.dtype))
 
 
-@register(("TensorArrayReadV3", "TensorArrayGatherV3"), variants=True)
+@register(_READS, variants=True, accepts=_read_lowers)
 def _read(L, op, flow, index):
     return flow[index]
 
