@@ -148,3 +148,15 @@ def test_a_loop_reading_a_variable_compiles_and_sees_its_current_value():
             second = sess.run(y, {x: [0.0, 0.0]})
     np.testing.assert_array_equal(first, [34.0, 68.0])
     np.testing.assert_array_equal(second, [40.0, 60.0])
+
+
+def test_a_differentiated_loop_with_a_huge_bound_records_on_numpy():
+    def build(x, p):
+        big = gf.tile(x, [100_000])  # 2.4 MB a step; a bound of 1e6 steps is far too many
+        looped = gf.while_loop(lambda a: gf.reduce_sum(a) < 1e9, lambda a: a * 1.5,
+                               [big], maximum_iterations=1_000_000)
+        return [gf.gradients(gf.reduce_sum(looped), x)[0]]
+
+    (want, got), types = _both(build, {"p": [True]})
+    assert "While" not in types
+    _assert_close(got, want)

@@ -37,7 +37,7 @@ from gradflow.framework.graph import Operation, Tensor
 from gradflow.runtime.executor import graph_structure_version, required_ops
 from gradflow.runtime.optimizer import Constant, Program, build_program
 
-__all__ = ["function_program", "lower_function", "iteration_bound"]
+__all__ = ["function_program", "lower_function", "iteration_bound", "MAX_HISTORY_BYTES"]
 
 # function -> (its graph's structure version, its program or None when it cannot lower);
 # weak, so a dropped graph's functions go with it
@@ -173,7 +173,23 @@ def _while_lowers(op: Operation) -> bool:
     functions = (op._attrs["cond"], op._attrs["body"], _step_function(op))
     if not _functions_lower(*functions):
         return False
-    return not op._attrs.get("record_history") or iteration_bound(op) is not None
+    if not op._attrs.get("record_history"):
+        return True
+    bound = iteration_bound(op)
+    return bound is not None and bound * _record_bytes(op) <= MAX_HISTORY_BYTES
+
+
+# A compiled history holds every step up to the bound, run or not: past this size (a
+# loop bounded by a large maximum_iterations) the loop records on NumPy instead.
+MAX_HISTORY_BYTES = 1 << 28
+
+
+def _record_bytes(op: Operation) -> int:
+    """The bytes one recorded iteration takes (of its values of known size)."""
+    n = op._attrs["num_loop_vars"]
+    recorded = list(op._outputs[:n]) + list(_step_function(op).outputs[n:])
+    return sum(t.shape.num_elements() * t.dtype.size for t in recorded
+               if static_numeric(t))
 
 
 @register("While", accepts=_while_lowers, variants=True, forwards_refs=True)
