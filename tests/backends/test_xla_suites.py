@@ -19,7 +19,8 @@ pytest.importorskip("jax")
 
 ROOT = Path(__file__).resolve().parents[2]
 # the suites known to pass compiled (docs/xla.md lists them)
-SUITES = ["tests/ops", "tests/autodiff", "tests/nn", "tests/layers", "tests/train"]
+SUITES = ["tests/ops", "tests/autodiff", "tests/nn", "tests/layers", "tests/train",
+          "tests/programs", "tests/variables", "tests/losses"]
 
 
 @pytest.mark.xla
