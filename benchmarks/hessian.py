@@ -4,9 +4,11 @@ Runs gradflow and, when importable in the same interpreter, TensorFlow 2.x in TF
 graph mode (``tf.compat.v1.hessians``), JAX (``jit(hessian(f))``; building is tracing
 and compiling) and PyTorch (``torch.func.hessian``, eager: nothing to build) on the
 same problem, float64, and prints medians, the ratio to TensorFlow and to the best
-peer, and each result's error against the closed form.
+peer, and each result's error against the closed form. With ``--xla`` gradflow and
+TensorFlow also run the same graph compiled by XLA (``ConfigProto``'s
+``global_jit_level=ON_1``; gradflow's XLA backend needs JAX).
 
-    python benchmarks/hessian.py [--sizes 100 400] [--repeats 20]
+    python benchmarks/hessian.py [--sizes 100 400] [--repeats 20] [--xla]
 """
 from __future__ import annotations
 
@@ -41,7 +43,13 @@ def median_time(fn, repeats: int) -> float:
     return statistics.median(samples)
 
 
-def _time_graph_library(module, a, x0, repeats):
+def jit_config(module):
+    """The TF1 ``ConfigProto`` asking ``module``'s Session to compile whole graphs."""
+    options = module.OptimizerOptions(global_jit_level=module.OptimizerOptions.ON_1)
+    return module.ConfigProto(graph_options=module.GraphOptions(optimizer_options=options))
+
+
+def _time_graph_library(module, a, x0, repeats, xla: bool = False):
     """gradflow and TF1 graph mode share the code: their APIs agree here."""
     graph = module.Graph()
     with graph.as_default():
@@ -50,7 +58,7 @@ def _time_graph_library(module, a, x0, repeats):
         z = module.reshape(module.matmul(module.constant(a), module.reshape(x, [-1, 1])), [-1])
         (h,) = module.hessians(module.reduce_sum(module.square(module.tanh(z))), x)
         build = time.perf_counter() - start
-        with module.Session(graph=graph) as sess:
+        with module.Session(graph=graph, config=jit_config(module) if xla else None) as sess:
             result = sess.run(h, {x: x0})
             run = median_time(lambda: sess.run(h, {x: x0}), repeats)
     return build, run, result
@@ -63,6 +71,17 @@ def time_gradflow(a, x0, repeats):
 def time_tensorflow(a, x0, repeats):
     tf = load("tensorflow")
     return None if tf is None else _time_graph_library(tf, a, x0, repeats)
+
+
+def time_gradflow_xla(a, x0, repeats):
+    if load("jax") is None:
+        return None
+    return _time_graph_library(load("gradflow"), a, x0, repeats, xla=True)
+
+
+def time_tensorflow_xla(a, x0, repeats):
+    tf = load("tensorflow")
+    return None if tf is None else _time_graph_library(tf, a, x0, repeats, xla=True)
 
 
 def time_jax(a, x0, repeats):
@@ -97,9 +116,10 @@ def time_torch(a, x0, repeats):
 
 _TIMERS = {"gradflow": time_gradflow, "tensorflow": time_tensorflow, "jax": time_jax,
            "torch": time_torch}
+_XLA_TIMERS = {"gradflow XLA": time_gradflow_xla, "tensorflow XLA": time_tensorflow_xla}
 
 
-def tables(sizes=(100, 400), repeats: int = 20) -> list[Table]:
+def tables(sizes=(100, 400), repeats: int = 20, xla: bool = False) -> list[Table]:
     table = Table("hessian: sum(tanh(A x)^2), float64 (build ms once, run ms median)",
                   ["n", "library", "build ms", "run ms", "run vs TF", "gf/best peer", "<=1x",
                    "max error"],
@@ -108,8 +128,10 @@ def tables(sizes=(100, 400), repeats: int = 20) -> list[Table]:
     for n in sizes:
         a, x0 = problem(n)
         expected = closed_form(a, x0)
-        measured = {name: timer(a, x0, repeats) for name, timer in _TIMERS.items()}
-        runs = {name: m[1] for name, m in measured.items() if m is not None}
+        timers = {**_TIMERS, **(_XLA_TIMERS if xla else {})}
+        measured = {name: timer(a, x0, repeats) for name, timer in timers.items()}
+        runs = {name: m[1] for name, m in measured.items()
+                if m is not None and not name.startswith("gradflow")}
         _, peer_run = best_peer(runs)
         tf_run = runs.get("tensorflow")
         for library, m in measured.items():
@@ -117,7 +139,7 @@ def tables(sizes=(100, 400), repeats: int = 20) -> list[Table]:
                 table.add(n, library, "not installed", None, None, None, None, None)
                 continue
             build, run, result = m
-            is_gf = library == "gradflow"
+            is_gf = library.startswith("gradflow")
             table.add(n, library, None if build is None else build * 1e3, run * 1e3,
                       f"{tf_run / run:.2f}x" if tf_run else None,
                       ratio_text(run, peer_run) if is_gf else None,
@@ -130,8 +152,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 400])
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--xla", action="store_true",
+                        help="also time gradflow and TensorFlow with XLA on")
     args = parser.parse_args(argv)
-    print_tables(tables(args.sizes, args.repeats))
+    print_tables(tables(args.sizes, args.repeats, args.xla))
     return 0
 
 

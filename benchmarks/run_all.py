@@ -26,6 +26,7 @@ import lstm_step
 import memory
 import mlp_step
 import vgg_block_step
+import xla_step
 from common import machine_summary, print_tables
 
 README = Path(__file__).with_name("README.md")
@@ -40,10 +41,12 @@ SUITE = {
     "cnn_step": (cnn_step, {"repeats": 10}, {"repeats": 3}),
     "deep_mnist_step": (deep_mnist_step, {"repeats": 10}, {"repeats": 3}),
     "vgg_block_step": (vgg_block_step, {"repeats": 10}, {"repeats": 3}),
-    "hessian": (hessian, {"repeats": 20}, {"repeats": 5, "sizes": (100,)}),
+    "hessian": (hessian, {"repeats": 20, "xla": True}, {"repeats": 5, "sizes": (100,)}),
     "memory": (memory, {}, {"layers": 20}),
     "layers_build": (layers_build, {"repeats": 7}, {"repeats": 3, "blocks": 2}),
     "lstm_step": (lstm_step, {"repeats": 15}, {"repeats": 3}),
+    "xla_step": (xla_step, {"repeats": 15},
+                 {"repeats": 5, "cases": {k: xla_step.CASES[k] for k in ("64-64-64-10", "cnn")}}),
 }
 
 

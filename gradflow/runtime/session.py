@@ -136,6 +136,11 @@ class Session:
     def sess_str(self) -> str:
         return self._target
 
+    @property
+    def config(self):
+        """The ``ConfigProto`` this session was made with (None for the defaults)."""
+        return self._config
+
     def variable_store(self) -> dict:
         """This session's variable values, keyed by variable op (read-only use please)."""
         return self._variables

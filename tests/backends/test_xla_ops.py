@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import gradflow as gf
-from xla_helpers import clustered_op_types, jit_config
+from xla_helpers import jit_config, run_both
 
-pytest.importorskip("jax")
+jax = pytest.importorskip("jax")
 
 RNG = np.random.default_rng(7)
 
@@ -74,30 +74,10 @@ CASES = [
 ]
 
 
-def _run_both(build, inputs):
-    """Values and gradients (of sum(y * w)) on NumPy and under global jit, and the op
-    types the jit plan compiled."""
-    results = []
-    for config in (None, jit_config()):
-        graph = gf.Graph()
-        with graph.as_default():
-            xs = [gf.placeholder(gf.float64, v.shape) for v in inputs]
-            # an op before the one under test: under global jit a lone op stays on NumPy
-            y = build(*[x + 0.25 for x in xs])
-            weights = gf.constant(np.linspace(-1, 1, y.shape.num_elements())
-                                  .reshape(y.shape.as_list()))
-            grads = gf.gradients(gf.reduce_sum(y * weights), xs)
-            fetches = [y] + grads
-            with gf.Session(graph=graph, config=config) as sess:
-                results.append(sess.run(fetches, dict(zip(xs, inputs))))
-            types = clustered_op_types(graph, fetches, xs) if config is not None else None
-    return results, types
-
-
 @pytest.mark.parametrize("build,inputs,lowered", [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])
 def test_xla_values_and_gradients_match_numpy(build, inputs, lowered):
-    (numpy_values, xla_values), types = _run_both(build, inputs)
+    (numpy_values, xla_values), types = run_both(build, inputs)
     assert lowered <= types, f"not compiled: {lowered - types}"
     for got, want in zip(xla_values, numpy_values, strict=True):
         assert got.dtype == want.dtype and got.shape == want.shape
@@ -132,3 +112,19 @@ def test_float32_keeps_its_dtype_and_int_ops_compile():
         with gf.Session(graph=graph, config=jit_config()) as sess:
             value = sess.run(y, {x: np.arange(4, dtype=np.float32), i: np.arange(4)})
     assert value.dtype == np.float32 and value == 12.0 + 18.0
+
+
+def test_float64_graphs_keep_their_precision_when_other_code_turns_x64_off():
+    graph = gf.Graph()
+    with graph.as_default():
+        x = gf.placeholder(gf.float64, [3])
+        y = gf.reduce_sum(gf.exp(x) * 1e-3)
+        with gf.Session(graph=graph, config=jit_config()) as sess:
+            sess.run(y, {x: np.zeros(3)})
+            jax.config.update("jax_enable_x64", False)  # as a JAX user's code may
+            try:
+                value = sess.run(y, {x: np.full(3, 1e-9)})
+            finally:
+                jax.config.update("jax_enable_x64", True)
+    assert value.dtype == np.float64
+    np.testing.assert_allclose(value, np.sum(np.exp(np.full(3, 1e-9)) * 1e-3), rtol=1e-15)

@@ -20,20 +20,23 @@ from __future__ import annotations
 
 from typing import Optional
 
-from gradflow.backends.xla.lowerings import lowering_of
+from gradflow.backends.xla.devices import device_key
+from gradflow.backends.xla.lowerings import is_variable_ref, lowering_of
+from gradflow.backends.xla.lowerings_tensor_array import with_static_sizes
 from gradflow.backends.xla.runtime import compile_cluster, jax_available, jax_module
 from gradflow.framework import dtypes
 from gradflow.framework.graph import Tensor
 from gradflow.runtime.optimizer import Constant, Program
 
-__all__ = ["cluster_program", "GLOBAL_MIN_CLUSTER_OPS"]
+__all__ = ["cluster_program", "compilable", "static_numeric", "GLOBAL_MIN_CLUSTER_OPS"]
 
 # Under global_jit a lone op is left to NumPy: a compiled call costs more than most ops.
 GLOBAL_MIN_CLUSTER_OPS = 2
 _NON_NUMERIC = (dtypes.string, dtypes.resource, dtypes.variant)
 
 
-def _static(t: Tensor) -> bool:
+def static_numeric(t: Tensor) -> bool:
+    """Whether ``t`` has a fully known shape and a numeric dtype (compiled code's values)."""
     dims = t.shape.as_tuple()
     return dims is not None and None not in dims and t.dtype.base_dtype not in _NON_NUMERIC
 
@@ -44,19 +47,25 @@ def compilable(node) -> bool:
     lowering = lowering_of(op._type)
     if lowering is None or (lowering.accepts is not None and not lowering.accepts(op)):
         return False
-    if any(t is None or not _static(t) for t in node.outputs):
-        return False
+    for t in node.outputs:
+        if t is None or not _compiled_value(t, lowering):
+            return False
+    refs = lowering.refs_of(node.inputs)
     for position, value in enumerate(node.inputs):
         static = position in lowering.static or position - len(node.inputs) in lowering.static
-        if position in lowering.refs:
-            if not (isinstance(value, Tensor) and value.op._type == "VariableV2"):
+        if position in refs:
+            if not (isinstance(value, Tensor) and is_variable_ref(value)):
                 return False
         elif static:
             if not isinstance(value, Constant):
                 return False
-        elif isinstance(value, Tensor) and not _static(value):
+        elif isinstance(value, Tensor) and not _compiled_value(value, lowering):
             return False
     return True
+
+
+def _compiled_value(t: Tensor, lowering) -> bool:
+    return static_numeric(t) or (lowering.variants and t.dtype.base_dtype is dtypes.variant)
 
 
 def _scope(node, global_jit: bool) -> Optional[str]:
@@ -66,7 +75,9 @@ def _scope(node, global_jit: bool) -> Optional[str]:
         scope = "" if marked is not False else None
     else:
         scope = node.op._attrs.get("_XlaScope", "") if marked is True else None
-    return scope if scope is not None and compilable(node) else None
+    if scope is None or not compilable(node):
+        return None
+    return f"{scope}@{device_key(node.op)}"  # ops asking for other devices never join
 
 
 def cluster_program(program: Program, global_jit: bool) -> Program:
@@ -80,17 +91,36 @@ def cluster_program(program: Program, global_jit: bool) -> Program:
         jax_module()
     elif not jax_available():
         return program
+    program = with_static_sizes(program)
     nodes = program.nodes
     scopes = [_scope(node, global_jit) for node in nodes]
-    if all(s is None for s in scopes):
+    while True:
+        if all(s is None for s in scopes):
+            return program
+        clusters, depth, parent = _clusters(nodes, scopes, global_jit)
+        crossing = _variant_crossings(program, clusters)
+        if not crossing:
+            break
+        for i in crossing:  # its variant values would leave compiled code: keep it on NumPy
+            scopes[i] = None
+    if not clusters:
         return program
+    return Program(_rebuilt(program, clusters, depth, parent), program.fetches)
+
+
+def _clusters(nodes: list, scopes: list, global_jit: bool) -> tuple:
+    """The clusters (root -> member indices), each node's depth, and the union-find parents."""
     index_of_op = {node.op: i for i, node in enumerate(nodes)}
     producer = {t: i for i, node in enumerate(nodes) for t in node.outputs if t is not None}
     depth = [0] * len(nodes)
     parent = list(range(len(nodes)))
     last_stateful = None
     for i, node in enumerate(nodes):
-        preds = {producer[v] for v in node.inputs if isinstance(v, Tensor) and v in producer}
+        # a compiled op reads a variable by its key: the VariableV2 naming it is no edge
+        refs = lowering_of(node.op._type).refs_of(node.inputs) if scopes[i] is not None \
+            else ()
+        preds = {producer[v] for p, v in enumerate(node.inputs)
+                 if isinstance(v, Tensor) and v in producer and p not in refs}
         preds.update(index_of_op[c] for c in node.op._control_inputs if c in index_of_op)
         if node.op._op_def.stateful and node.op._type != "VariableV2":
             if last_stateful is not None:
@@ -107,9 +137,30 @@ def cluster_program(program: Program, global_jit: bool) -> Program:
             members.setdefault(_find(parent, i), []).append(i)
     minimum = GLOBAL_MIN_CLUSTER_OPS if global_jit else 1
     clusters = {root: group for root, group in members.items() if len(group) >= minimum}
-    if not clusters:
-        return program
-    return Program(_rebuilt(program, clusters, depth, parent), program.fetches)
+    return clusters, depth, parent
+
+
+def _variant_crossings(program: Program, clusters: dict) -> set:
+    """Nodes of ``clusters`` that read a variant value from outside their cluster or
+    give one to a reader outside it (or to a fetch)."""
+    cluster_of = {i: root for root, group in clusters.items() for i in group}
+    producer = {t: i for i, node in enumerate(program.nodes) for t in node.outputs
+                if t is not None}
+    fetched = {v for v in program.fetches if isinstance(v, Tensor)}
+    crossing = set()
+    for i, node in enumerate(program.nodes):
+        mine = cluster_of.get(i)
+        for value in node.inputs:
+            if not isinstance(value, Tensor) or value.dtype.base_dtype is not dtypes.variant:
+                continue
+            source = producer.get(value)
+            theirs = cluster_of.get(source) if source is not None else None
+            if mine != theirs:
+                crossing.update(j for j in (i, source) if j is not None and j in cluster_of)
+        if mine is not None and any(t in fetched and t.dtype.base_dtype is dtypes.variant
+                                    for t in node.outputs if t is not None):
+            crossing.add(i)
+    return crossing
 
 
 def _find(parent: list, i: int) -> int:
@@ -146,9 +197,9 @@ def _cluster_node(nodes: list, group: list, root: int, readers: dict, fetched: s
     produced = {t for node in members for t in node.outputs}
     inputs, seen = [], set()
     for node in members:
-        lowering = lowering_of(node.op._type)
+        refs = lowering_of(node.op._type).refs_of(node.inputs)
         for position, value in enumerate(node.inputs):
-            if position in lowering.refs or isinstance(value, Constant) or value in produced \
+            if position in refs or isinstance(value, Constant) or value in produced \
                     or value in seen:
                 continue
             seen.add(value)

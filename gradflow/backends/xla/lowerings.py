@@ -18,29 +18,45 @@ gathers with, so those lowerings agree with the kernels by construction.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from gradflow.framework.graph import Operation
+from gradflow.framework.function import FuncGraph
+from gradflow.framework.graph import Operation, Tensor
 
-__all__ = ["Lowering", "LOWERINGS", "lowering_of"]
+__all__ = ["Lowering", "LOWERINGS", "lowering_of", "register", "is_variable_ref"]
 
 
 class Lowering:
     """How one op type compiles: the function, and which inputs are static or refs."""
 
-    __slots__ = ("fn", "static", "refs", "writes", "reads", "accepts", "random")
+    __slots__ = ("fn", "static", "refs", "writes", "reads", "accepts", "random", "checks",
+                 "variants", "forwards_refs")
 
     def __init__(self, fn: Callable, static: tuple = (), refs: tuple = (), writes: bool = False,
-                 reads: bool = True, accepts: Optional[Callable] = None, random: bool = False):
+                 reads: bool = True, accepts: Optional[Callable] = None, random: bool = False,
+                 checks: bool = False, variants: bool = False, forwards_refs: bool = False):
         self.fn = fn
         self.random = random  # draws from a key of its own (L.key(op))
+        self.checks = checks  # keeps a kernel's run-time check (L.check)
+        # takes or gives variant values (TensorArrays, loop histories): compiled values
+        # that never cross a cluster's boundary
+        self.variants = variants
+        # passes variables on to the functions it runs, which read them (control flow)
+        self.forwards_refs = forwards_refs
         self.accepts = accepts  # op -> whether these attrs lower (None: all do)
         self.static = frozenset(static)
         self.refs = frozenset(refs)
         self.writes = writes  # the op writes its first ref
         self.reads = reads    # the op reads its refs' current values
+
+    def refs_of(self, inputs: Sequence) -> frozenset:
+        """The positions of ``inputs`` (a node's) that arrive as variable keys."""
+        if not self.forwards_refs:
+            return self.refs
+        return frozenset(p for p, v in enumerate(inputs)
+                         if isinstance(v, Tensor) and is_variable_ref(v))
 
 
 LOWERINGS: dict[str, Lowering] = {}
@@ -50,11 +66,47 @@ def lowering_of(op_type: str) -> Optional[Lowering]:
     return LOWERINGS.get(op_type)
 
 
-def _register(op_types, static: tuple = (), refs: tuple = (), writes: bool = False,
-              reads: bool = True, accepts: Optional[Callable] = None, random: bool = False):
+def is_variable_ref(t: Tensor) -> bool:
+    """Whether ``t`` names a variable: a VariableV2's output, or a function's argument
+    that an op inside reads as a variable (a variable passed to a loop or branch)."""
+    if t._op._type == "VariableV2":
+        return True
+    if t._op._type != "Placeholder" or not isinstance(t._op._graph, FuncGraph):
+        return False
+    for consumer in t.consumers():
+        lowering = lowering_of(consumer._type)
+        if lowering is None:
+            continue
+        positions = [p for p, v in enumerate(consumer._inputs) if v is t]
+        if any(p in lowering.refs for p in positions):
+            return True
+        if lowering.forwards_refs and any(
+                is_variable_ref(inner) for inner in _forwarded(consumer, positions)):
+            return True
+    return False
+
+
+def _forwarded(op: Operation, positions: list) -> list:
+    """The function arguments that ``op`` (a control-flow op) passes its inputs at
+    ``positions`` on as."""
+    attrs = op._attrs
+    if op._type == "If":
+        return [attrs[b].inputs[p - 1] for p in positions if p
+                for b in ("then_branch", "else_branch")]
+    if op._type == "While":
+        return [attrs[f].inputs[p] for p in positions for f in ("cond", "body")]
+    return [attrs["f"].inputs[p] for p in positions]
+
+
+def register(op_types, static: tuple = (), refs: tuple = (), writes: bool = False,
+             reads: bool = True, accepts: Optional[Callable] = None, random: bool = False,
+             checks: bool = False, variants: bool = False,
+             forwards_refs: bool = False) -> Callable:
+    """Decorator: ``fn`` lowers ``op_types`` (one name or several)."""
     def decorate(fn):
         for op_type in (op_types,) if isinstance(op_types, str) else op_types:
-            LOWERINGS[op_type] = Lowering(fn, static, refs, writes, reads, accepts, random)
+            LOWERINGS[op_type] = Lowering(fn, static, refs, writes, reads, accepts, random,
+                                          checks, variants, forwards_refs)
         return fn
     return decorate
 
@@ -88,62 +140,62 @@ def _binary(name: str) -> Callable:
 
 
 for _type, _name in _UNARY.items():
-    _register(_type)(_unary(_name))
+    register(_type)(_unary(_name))
 for _type, _name in _BINARY.items():
     if _name is not None:
-        _register(_type)(_binary(_name))
+        register(_type)(_binary(_name))
 
 
-@_register("SquaredDifference")
+@register("SquaredDifference")
 def _squared_difference(L, op, x, y):
     return L.jnp.square(x - y)
 
 
-@_register("FloorDiv")
+@register("FloorDiv")
 def _floor_div(L, op, x, y):
     return L.jnp.floor_divide(x, y)
 
 
-@_register("Div")
+@register("Div")
 def _div(L, op, x, y):
     if L.jnp.issubdtype(x.dtype, L.jnp.integer):
         return L.lax.div(x, y)  # TF's Div truncates integers toward zero
     return x / y
 
 
-@_register("Rsqrt")
+@register("Rsqrt")
 def _rsqrt(L, op, x):
     return L.lax.rsqrt(x)
 
 
-@_register("Sigmoid")
+@register("Sigmoid")
 def _sigmoid(L, op, x):
     return L.jax.nn.sigmoid(x)
 
 
-@_register("Cast")
+@register("Cast")
 def _cast(L, op, x):
     return x.astype(op._attrs["DstT"].as_numpy_dtype)
 
 
-@_register(("Identity", "StopGradient", "PreventGradient", "Snapshot"))
+@register(("Identity", "StopGradient", "PreventGradient", "Snapshot"))
 def _identity(L, op, x):
     return x
 
 
-@_register(("Select", "SelectV2"))
+@register(("Select", "SelectV2"))
 def _select(L, op, condition, x, y):
     if op._type == "Select" and condition.ndim == 1 and x.ndim > 1:
         condition = condition.reshape(condition.shape + (1,) * (x.ndim - 1))
     return L.jnp.where(condition, x, y)
 
 
-@_register("ClipByValue")
+@register("ClipByValue")
 def _clip(L, op, x, low, high):
     return L.jnp.minimum(L.jnp.maximum(x, low), high)
 
 
-@_register("AddN")
+@register("AddN")
 def _add_n(L, op, *xs):
     total = xs[0]
     for x in xs[1:]:
@@ -151,74 +203,74 @@ def _add_n(L, op, *xs):
     return total
 
 
-@_register("ZerosLike")
+@register("ZerosLike")
 def _zeros_like(L, op, x):
     return L.jnp.zeros_like(x)
 
 
-@_register("OnesLike")
+@register("OnesLike")
 def _ones_like(L, op, x):
     return L.jnp.ones_like(x)
 
 
-@_register("Fill", static=(0,))
+@register("Fill", static=(0,))
 def _fill(L, op, dims, value):
     return L.jnp.full(tuple(int(d) for d in dims), value)
 
 
 # --------------------------------------------------------------------- gradients
-@_register("ReluGrad")
+@register("ReluGrad")
 def _relu_grad(L, op, dy, x):
     return L.jnp.where(x > 0, dy, L.jnp.zeros_like(dy))
 
 
-@_register("Relu6Grad")
+@register("Relu6Grad")
 def _relu6_grad(L, op, dy, x):
     return L.jnp.where((x > 0) & (x < 6), dy, L.jnp.zeros_like(dy))
 
 
-@_register("LeakyReluGrad")
+@register("LeakyReluGrad")
 def _leaky_relu_grad(L, op, dy, x):
     return L.jnp.where(x > 0, dy, dy * L.jnp.asarray(op._attrs["alpha"], dy.dtype))
 
 
-@_register("EluGrad")
+@register("EluGrad")
 def _elu_grad(L, op, dy, y):
     return L.jnp.where(y > 0, dy, dy * (y + 1))
 
 
-@_register("SeluGrad")
+@register("SeluGrad")
 def _selu_grad(L, op, dy, y):
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     return L.jnp.where(y > 0, dy * scale, dy * (y + scale * alpha))
 
 
-@_register("SoftplusGrad")
+@register("SoftplusGrad")
 def _softplus_grad(L, op, dy, x):
     return dy * L.jax.nn.sigmoid(x)
 
 
-@_register("SigmoidGrad")
+@register("SigmoidGrad")
 def _sigmoid_grad(L, op, y, dy):
     return dy * y * (1 - y)
 
 
-@_register("TanhGrad")
+@register("TanhGrad")
 def _tanh_grad(L, op, y, dy):
     return dy * (1 - y * y)
 
 
-@_register("RsqrtGrad")
+@register("RsqrtGrad")
 def _rsqrt_grad(L, op, y, dy):
     return dy * y * y * y * L.jnp.asarray(-0.5, y.dtype)
 
 
-@_register("SqrtGrad")
+@register("SqrtGrad")
 def _sqrt_grad(L, op, y, dy):
     return dy * L.jnp.asarray(0.5, y.dtype) / y
 
 
-@_register("ReciprocalGrad")
+@register("ReciprocalGrad")
 def _reciprocal_grad(L, op, y, dy):
     return -dy * y * y
 
@@ -237,10 +289,10 @@ def _reduction(name: str) -> Callable:
 
 for _type, _name in {"Sum": "sum", "Mean": "mean", "Prod": "prod", "All": "all",
                      "Any": "any"}.items():
-    _register(_type, static=(1,))(_reduction(_name))
+    register(_type, static=(1,))(_reduction(_name))
 
 
-@_register(("Max", "Min"), static=(1,))
+@register(("Max", "Min"), static=(1,))
 def _extreme(L, op, x, axis):
     """Max and Min; over no elements they give the dtype's lowest (highest) value, as
     the kernels do."""
@@ -254,14 +306,14 @@ def _extreme(L, op, x, axis):
     return fn(x, axis=axes, keepdims=keep, initial=limits[0 if op._type == "Max" else 1])
 
 
-@_register(("ArgMax", "ArgMin"), static=(1,))
+@register(("ArgMax", "ArgMin"), static=(1,))
 def _arg_reduce(L, op, x, axis):
     fn = L.jnp.argmax if op._type == "ArgMax" else L.jnp.argmin
     return fn(x, axis=int(axis))
 
 
 # ---------------------------------------------------------------------- products
-@_register("MatMul")
+@register("MatMul")
 def _matmul(L, op, a, b):
     if op._attrs.get("transpose_a"):
         a = a.T
@@ -270,7 +322,7 @@ def _matmul(L, op, a, b):
     return L.jnp.matmul(a, b)
 
 
-@_register(("BatchMatMul", "BatchMatMulV2"))
+@register(("BatchMatMul", "BatchMatMulV2"))
 def _batch_matmul(L, op, a, b):
     if op._attrs.get("adj_x"):
         a = L.jnp.conj(L.jnp.swapaxes(a, -1, -2))
@@ -279,62 +331,63 @@ def _batch_matmul(L, op, a, b):
     return L.jnp.matmul(a, b)
 
 
-@_register("Einsum")
+@register("Einsum")
 def _einsum(L, op, *xs):
     return L.jnp.einsum(op._attrs["equation"], *xs)
 
 
 # ------------------------------------------------------------------------ shapes
-@_register("Reshape", static=(1,))
+@register("Reshape", static=(1,))
 def _reshape(L, op, x, shape):
     return L.jnp.reshape(x, tuple(op._outputs[0].shape.as_list()))
 
 
-@_register("ExpandDims", static=(1,))
+@register("ExpandDims", static=(1,))
 def _expand_dims(L, op, x, axis):
     return L.jnp.reshape(x, tuple(op._outputs[0].shape.as_list()))
 
 
-@_register("Squeeze")
+@register("Squeeze")
 def _squeeze(L, op, x):
     return L.jnp.reshape(x, tuple(op._outputs[0].shape.as_list()))
 
 
-@_register("BroadcastTo", static=(1,))
+@register("BroadcastTo", static=(1,))
 def _broadcast_to(L, op, x, shape):
     return L.jnp.broadcast_to(x, tuple(op._outputs[0].shape.as_list()))
 
 
-@_register("Transpose", static=(1,))
+@register("Transpose", static=(1,))
 def _transpose(L, op, x, perm):
     return L.jnp.transpose(x, tuple(int(p) for p in perm))
 
 
-@_register("ConcatV2", static=(-1,))
+@register("ConcatV2", static=(-1,))
 def _concat(L, op, *args):
     *xs, axis = args
     return L.jnp.concatenate(xs, axis=int(axis))
 
 
-@_register("Pack")
+@register("Pack")
 def _pack(L, op, *xs):
     return L.jnp.stack(xs, axis=op._attrs["axis"])
 
 
-@_register("Unpack")
+@register("Unpack")
 def _unpack(L, op, x):
     axis = op._attrs["axis"] % x.ndim
     return tuple(L.jnp.squeeze(part, axis) for part in
                  L.jnp.split(x, x.shape[axis], axis=axis))
 
 
-@_register("GatherV2", static=(2,), accepts=lambda op: not op._attrs.get("batch_dims", 0))
+@register("GatherV2", static=(2,), accepts=lambda op: not op._attrs.get("batch_dims", 0),
+          checks=True)
 def _gather(L, op, params, indices, axis):
     L.check(op, (indices < 0) | (indices >= params.shape[int(axis)]), (params, indices, axis))
     return L.jnp.take(params, indices, axis=int(axis), mode="clip")
 
 
-@_register("OneHot", static=(1,))
+@register("OneHot", static=(1,))
 def _one_hot(L, op, indices, depth, on_value, off_value):
     axis = op._attrs.get("axis", -1)
     hot = indices[..., None] == L.jnp.arange(int(depth), dtype=indices.dtype)
@@ -366,63 +419,63 @@ for _type, _position, _statics in (
         ("Slice", 0, (1, 2)), ("StridedSlice", 0, (1, 2, 3)), ("Tile", 0, (1,)),
         ("Pad", 0, (1,)), ("MirrorPad", 0, (1,)), ("ReverseV2", 0, (1,)),
         ("StridedSliceGrad", 4, (0, 1, 2, 3))):
-    _register(_type, static=_statics)(_selection(_position))
+    register(_type, static=_statics)(_selection(_position))
 
 
 # ---------------------------------------------------------------------------- nn
-@_register("Relu")
+@register("Relu")
 def _relu(L, op, x):
     return L.jnp.maximum(x, L.jnp.zeros_like(x))
 
 
-@_register("Relu6")
+@register("Relu6")
 def _relu6(L, op, x):
     return L.jnp.clip(x, 0, 6).astype(x.dtype)
 
 
-@_register("LeakyRelu")
+@register("LeakyRelu")
 def _leaky_relu(L, op, x):
     return L.jnp.where(x > 0, x, x * L.jnp.asarray(op._attrs["alpha"], x.dtype))
 
 
-@_register("Elu")
+@register("Elu")
 def _elu(L, op, x):
     return L.jnp.where(x > 0, x, L.jnp.expm1(x))
 
 
-@_register("Selu")
+@register("Selu")
 def _selu(L, op, x):
     return L.jax.nn.selu(x)
 
 
-@_register("Softplus")
+@register("Softplus")
 def _softplus(L, op, x):
     return L.jnp.logaddexp(x, L.jnp.zeros_like(x))
 
 
-@_register("Softsign")
+@register("Softsign")
 def _softsign(L, op, x):
     return x / (1 + L.jnp.abs(x))
 
 
-@_register("Softmax")
+@register("Softmax")
 def _softmax(L, op, x):
     return L.jax.nn.softmax(x, axis=op._attrs.get("axis", -1))
 
 
-@_register("LogSoftmax")
+@register("LogSoftmax")
 def _log_softmax(L, op, x):
     return L.jax.nn.log_softmax(x, axis=op._attrs.get("axis", -1))
 
 
-@_register("SoftmaxCrossEntropyWithLogits")
+@register("SoftmaxCrossEntropyWithLogits")
 def _softmax_xent(L, op, logits, labels):
     log_p = L.jax.nn.log_softmax(logits, axis=-1)
     mass = L.jnp.sum(labels, axis=-1, keepdims=True)  # the exact derivative, as the kernel
     return -L.jnp.sum(labels * log_p, axis=-1), L.jnp.exp(log_p) * mass - labels
 
 
-@_register("SparseSoftmaxCrossEntropyWithLogits")
+@register("SparseSoftmaxCrossEntropyWithLogits", checks=True)
 def _sparse_softmax_xent(L, op, logits, labels):
     L.check(op, (labels < 0) | (labels >= logits.shape[-1]), (logits, labels))
     log_p = L.jax.nn.log_softmax(logits, axis=-1)
@@ -435,13 +488,13 @@ def _channel_axis(op: Operation, ndim: int) -> int:
     return 1 if op._attrs.get("data_format", "NHWC").startswith("NC") else ndim - 1
 
 
-@_register("BiasAdd")
+@register("BiasAdd")
 def _bias_add(L, op, x, bias):
     axis = _channel_axis(op, x.ndim)
     return x + L.jnp.reshape(bias, (-1,) + (1,) * (x.ndim - 1 - axis))
 
 
-@_register("BiasAddGrad")
+@register("BiasAddGrad")
 def _bias_add_grad(L, op, dy):
     axis = _channel_axis(op, dy.ndim)
     return L.jnp.sum(dy, axis=tuple(a for a in range(dy.ndim) if a != axis))
@@ -473,10 +526,10 @@ def _conv(L, op, x, w):
         dimension_numbers=_conv_dims(op))
 
 
-_register("Conv2D")(_conv)
+register("Conv2D")(_conv)
 
 
-@_register("Conv2DBackpropInput", static=(0,))
+@register("Conv2DBackpropInput", static=(0,))
 def _conv_backprop_input(L, op, input_sizes, w, dy):
     def forward(x):
         return _conv(L, op, x, w)
@@ -484,7 +537,7 @@ def _conv_backprop_input(L, op, input_sizes, w, dy):
     return L.jax.vjp(forward, zeros)[1](dy)[0]
 
 
-@_register("Conv2DBackpropFilter", static=(1,))
+@register("Conv2DBackpropFilter", static=(1,))
 def _conv_backprop_filter(L, op, x, filter_sizes, dy):
     def forward(w):
         return _conv(L, op, x, w)
@@ -512,90 +565,42 @@ def _avg_pool(L, op, x):
     return total / count
 
 
-_register("MaxPool")(_max_pool)
-_register("AvgPool")(_avg_pool)
+register("MaxPool")(_max_pool)
+register("AvgPool")(_avg_pool)
 
 
-@_register("MaxPoolGrad")
+@register("MaxPoolGrad")
 def _max_pool_grad(L, op, x, y, dy):
     # the gradient flows to the first maximum of each window, as TF's kernel does
     return L.jax.vjp(lambda v: _max_pool(L, op, v), x)[1](dy)[0]
 
 
-@_register("AvgPoolGrad", static=(0,))
+@register("AvgPoolGrad", static=(0,))
 def _avg_pool_grad(L, op, shape, dy):
     zeros = L.jnp.zeros(tuple(int(s) for s in shape), dy.dtype)
     return L.jax.vjp(lambda v: _avg_pool(L, op, v), zeros)[1](dy)[0]
 
 
-@_register("L2Loss")
+@register("L2Loss")
 def _l2_loss(L, op, x):
     return L.jnp.sum(x * x) / 2
 
 
 # --------------------------------------------------------------------- variables
-@_register("ReadVariableOp", refs=(0,))
+@register("ReadVariableOp", refs=(0,))
 def _read(L, op, key):
     return L.read(key)
 
 
-@_register("Assign", refs=(0,), writes=True, reads=False)
+@register("Assign", refs=(0,), writes=True, reads=False)
 def _assign(L, op, key, value):
     return L.write(key, value)
 
 
-@_register(("AssignAdd", "AssignSub"), refs=(0,), writes=True)
+@register(("AssignAdd", "AssignSub"), refs=(0,), writes=True)
 def _assign_update(L, op, key, delta):
     current = L.read(key)
     return L.write(key, current + delta if op._type == "AssignAdd" else current - delta)
-
-
-def _apply(n_state: int, rule: Callable) -> Callable:
-    """An ``Apply<Rule>`` op: ``[var, *slots, *hypers, grad]`` -> new var and slots."""
-    def lower(L, op, *args):
-        keys, hypers, grad = args[:n_state], args[n_state:-1], args[-1]
-        state = [L.read(k) for k in keys]
-        attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
-        updated = rule(L.jnp, *state, *hypers, grad, **attrs)
-        for key, value in zip(keys, updated, strict=True):
-            L.write(key, value)
-        return updated[0]
-    return lower
-
-
-def _gradient_descent(jnp, var, lr, grad, **_):
-    return (var - grad * lr,)
-
-
-def _momentum(jnp, var, accum, lr, momentum, grad, use_nesterov=False, **_):
-    accum = accum * momentum + grad
-    if use_nesterov:
-        return var - (grad * lr + accum * momentum * lr), accum
-    return var - lr * accum, accum
-
-
-def _adam(jnp, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, **_):
-    alpha = lr * jnp.sqrt(1 - beta2_power) / (1 - beta1_power)
-    m = m + (grad - m) * (1 - beta1)
-    v = v + (grad * grad - v) * (1 - beta2)
-    return var - m * alpha / (jnp.sqrt(v) + epsilon), m, v
-
-
-def _adagrad(jnp, var, accum, lr, grad, **_):
-    accum = accum + grad * grad
-    return var - grad * lr * (1 / jnp.sqrt(accum)), accum
-
-
-def _rmsprop(jnp, var, ms, mom, lr, decay, momentum, epsilon, grad, **_):
-    ms = ms + (grad * grad - ms) * (1 - decay)
-    mom = mom * momentum + grad * lr / jnp.sqrt(ms + epsilon)
-    return var - mom, ms, mom
-
-
-for _type, _n_state, _rule in (("ApplyGradientDescent", 1, _gradient_descent),
-                               ("ApplyMomentum", 2, _momentum), ("ApplyAdam", 3, _adam),
-                               ("ApplyAdagrad", 2, _adagrad), ("ApplyRMSProp", 3, _rmsprop)):
-    _register(_type, refs=tuple(range(_n_state)), writes=True)(_apply(_n_state, _rule))
 
 
 # ------------------------------------------------------------------------ random
@@ -603,19 +608,19 @@ def _random_shape(shape) -> tuple:
     return tuple(int(s) for s in np.reshape(shape, -1))
 
 
-@_register("RandomUniform", static=(0,), random=True)
+@register("RandomUniform", static=(0,), random=True)
 def _random_uniform(L, op, shape):
     dtype = op._attrs["dtype"].as_numpy_dtype
     return L.jax.random.uniform(L.key(op), _random_shape(shape), dtype)
 
 
-@_register("RandomStandardNormal", static=(0,), random=True)
+@register("RandomStandardNormal", static=(0,), random=True)
 def _random_normal(L, op, shape):
     dtype = op._attrs["dtype"].as_numpy_dtype
     return L.jax.random.normal(L.key(op), _random_shape(shape), dtype)
 
 
-@_register("TruncatedNormal", static=(0,), random=True)
+@register("TruncatedNormal", static=(0,), random=True)
 def _truncated_normal(L, op, shape):
     dtype = op._attrs["dtype"].as_numpy_dtype
     return L.jax.random.truncated_normal(L.key(op), -2.0, 2.0, _random_shape(shape), dtype)

@@ -15,13 +15,14 @@ from typing import Sequence
 
 import numpy as np
 
+from gradflow.backends.xla.devices import device_key, placement
 from gradflow.backends.xla.lowerings import lowering_of
 from gradflow.framework import errors
 from gradflow.framework.graph import Tensor
 from gradflow.runtime.clusters import INSTALL_HINT, ClusterNode, XlaUnavailableError
 from gradflow.runtime.optimizer import Constant
 
-__all__ = ["jax_module", "jax_available", "compile_cluster", "cluster_device"]
+__all__ = ["jax_module", "jax_available", "compile_cluster", "cluster_device", "evaluate"]
 
 _loaded: dict = {}
 
@@ -111,7 +112,7 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
     reads, writes = [], []
     for node in members:
         lowering = lowering_of(node.op._type)
-        for position in sorted(lowering.refs):
+        for position in sorted(lowering.refs_of(node.inputs)):
             key = _ref_key(node.inputs[position])
             if lowering.reads and key not in writes and key not in reads:
                 reads.append(key)
@@ -124,26 +125,24 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
 
     checked_ops: list = []  # the ops whose checks the compiled function returns
 
-    def traced(draws, read_values, input_values):
+    def traced(draws, read_values, input_values, with_check_inputs: bool):
         state = dict(zip(reads, read_values, strict=True))
         lower = _Lowering(jax, state, dict(zip(randoms, draws, strict=True)), seeds)
         env = dict(zip(inputs, input_values, strict=True))
-        for node in members:
-            lowering = lowering_of(node.op._type)
-            args = [_argument(value, position, lowering, env)
-                    for position, value in enumerate(node.inputs)]
-            result = lowering.fn(lower, node.op, *args)
-            results = (result,) if len(node.outputs) == 1 else tuple(result)
-            for t, value in zip(node.outputs, results, strict=True):
-                env[t] = value
+        evaluate(lower, members, env)
         checked_ops[:] = [op for op, _, _ in lower.checks]
+        if with_check_inputs:  # only after a check failed: the failing ops' inputs
+            return tuple(inputs for _, _, inputs in lower.checks)
+        flags = jax.numpy.stack([bad for _, bad, _ in lower.checks]) if lower.checks else ()
         return (tuple(jax.numpy.asarray(env[t]).astype(d) for t, d in
                       zip(outputs, dtypes_out, strict=True)),
-                tuple(state[k] for k in writes),
-                tuple((bad, inputs) for _, bad, inputs in lower.checks))
+                tuple(state[k] for k in writes), flags)
 
-    compiled = jax.jit(traced)
+    compiled = jax.jit(traced, static_argnums=3)
     single = len(outputs) == 1
+    asking = next((node.op for node in members if node.op._device), members[0].op)
+    place = placement(jax, device_key(asking), cluster_device())
+    device_put = jax.device_put
 
     # key -> (the NumPy view this cluster last wrote, its device array): while the
     # session still holds that very view, the next run passes the device array and
@@ -156,34 +155,67 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
         return cached[1] if cached is not None and cached[0] is value else value
 
     def call(ctx, *input_values):
+        place.check(ctx, asking)
         read_values = [device_value(ctx, k) for k in reads]
+        if place.device is not None:  # the computation follows its operands there
+            read_values = device_put(read_values, place.device)
+            input_values = device_put(input_values, place.device)
         draws = [ctx.read_variable(k, "") if ctx.is_initialized(k) else 0 for k in draw_keys]
-        results, written, checks = compiled([np.uint32(d) for d in draws], read_values,
-                                            input_values)
-        for op, (bad, inputs) in zip(checked_ops, checks, strict=True):
-            if bad:
-                _raise_kernel_error(op, inputs)
+        draws = [np.uint32(d) for d in draws]
+        results, written, flags = _in_x64(jax, compiled, draws, read_values, input_values,
+                                          False)
+        if checked_ops and _to_host(flags).any():
+            checked = _in_x64(jax, compiled, draws, read_values, input_values, True)
+            for op, bad, op_inputs in zip(checked_ops, _to_host(flags), checked, strict=True):
+                if bad:
+                    _raise_kernel_error(op, op_inputs)
         for key, value in zip(writes, written, strict=True):
-            view = np.asarray(value)
+            view = _to_host(value)
             on_device[key] = (view, value)
             ctx.write_variable(key, view)
         for key, count in zip(draw_keys, draws, strict=True):
-            ctx.write_variable(key, count + 1)
+            ctx.write_variable(key, int(count) + 1)
         if single:
             return _host(results[0])
         return tuple(_host(r) for r in results)
 
-    return ClusterNode([node.op for node in members], inputs, outputs, call, cluster_device())
+    return ClusterNode([node.op for node in members], inputs, outputs, call, place.name)
+
+
+def _in_x64(jax, fn, *args):
+    """``fn(*args)`` with JAX's 64-bit types on, even if other code turned them off since
+    (``jax_enable_x64`` is process-wide): float64 graphs must not become float32."""
+    if jax.config.jax_enable_x64:
+        return fn(*args)
+    with jax.enable_x64(True):
+        return fn(*args)
+
+
+def _to_host(value) -> np.ndarray:
+    """A read-only NumPy view of a device array (no copy on CPU). Not DLPack: a buffer
+    exported that way makes XLA's next dispatch with it twice as slow."""
+    return np.asarray(value)
 
 
 def _host(value):
     """A cluster output as the NumPy kernels give it: an array, a NumPy scalar if 0-d."""
-    array = np.asarray(value)
+    array = _to_host(value)
     return array[()] if array.ndim == 0 else array
 
 
 def _raise_kernel_error(op, inputs: tuple) -> None:
-    """Raises what ``op``'s NumPy kernel raises for these inputs, naming the node."""
+    """Raises what ``op``'s NumPy kernel raises for these inputs, naming the node.
+
+    A kernel that needs the run context (variable updates) is not rerun: its check's
+    inputs end with the indices, and the first one out of the range of the first
+    input's rows is named, in TF's words."""
+    if op._op_def.needs_context:
+        rows, indices = len(np.asarray(inputs[0])), np.asarray(inputs[-1]).reshape(-1)
+        bad = np.flatnonzero((indices < 0) | (indices >= rows))
+        at = int(bad[0]) if bad.size else 0
+        raise errors.InvalidArgumentError(
+            None, op, f"indices[{at}] = {int(indices[at])} is not in [0, {rows})\n\t "
+                      f"[[node {op.name} (op type {op.type})]]")
     attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
     try:
         op._op_def.kernel(*(np.asarray(v) for v in inputs), **attrs)
@@ -192,13 +224,33 @@ def _raise_kernel_error(op, inputs: tuple) -> None:
         err.message = f"{err.message}\n\t [[node {op.name} (op type {op.type})]]"
         err.args = (err.message,)
         raise
+    except (ValueError, TypeError, IndexError, ArithmeticError) as err:
+        # as the executor reports a kernel's Python error: TF's error type, naming the node
+        raise errors.InvalidArgumentError(
+            None, op, f"{type(err).__name__} while running op '{op.name}' "
+            f"(type {op.type}): {err}") from err
     raise errors.InvalidArgumentError(None, op, f"Invalid input to op '{op.name}' "
                                                 f"(type {op.type})")
 
 
-def _argument(value, position: int, lowering, env: dict):
-    if position in lowering.refs:
-        return _ref_key(value)
+def evaluate(lower, nodes: Sequence, env: dict) -> None:
+    """Traces ``nodes`` (program nodes, in order) with their lowerings, reading input
+    values from ``env`` and adding the outputs' values to it."""
+    for node in nodes:
+        lowering = lowering_of(node.op._type)
+        refs = lowering.refs_of(node.inputs)
+        args = [_argument(value, position in refs, env)
+                for position, value in enumerate(node.inputs)]
+        result = lowering.fn(lower, node.op, *args)
+        results = (result,) if len(node.outputs) == 1 else tuple(result)
+        for t, value in zip(node.outputs, results, strict=True):
+            if t is not None:
+                env[t] = value
+
+
+def _argument(value, ref: bool, env: dict):
+    if ref:  # a variable's key; inside a function, the key its caller passed
+        return env[value] if value in env else _ref_key(value)
     if isinstance(value, Constant):
         return value.value
     return env[value]
