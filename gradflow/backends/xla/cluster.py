@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Optional
 
 from gradflow.backends.xla.devices import device_key
-from gradflow.backends.xla.lowerings import is_variable_ref, lowering_of
+from gradflow.backends.xla.lowerings import is_variable_ref, lowering_of, ref_tensor
 from gradflow.backends.xla.lowerings_tensor_array import with_static_sizes
 from gradflow.backends.xla.runtime import compile_cluster, jax_available, jax_module
 from gradflow.framework import dtypes
@@ -54,7 +54,8 @@ def compilable(node) -> bool:
     for position, value in enumerate(node.inputs):
         static = position in lowering.static or position - len(node.inputs) in lowering.static
         if position in refs:
-            if not (isinstance(value, Tensor) and is_variable_ref(value)):
+            tensor = ref_tensor(value)
+            if tensor is None or not is_variable_ref(tensor):
                 return False
         elif static:
             if not isinstance(value, Constant):

@@ -24,8 +24,10 @@ import numpy as np
 
 from gradflow.framework.function import FuncGraph
 from gradflow.framework.graph import Operation, Tensor
+from gradflow.runtime.optimizer import Constant
 
-__all__ = ["Lowering", "LOWERINGS", "lowering_of", "register", "is_variable_ref"]
+__all__ = ["Lowering", "LOWERINGS", "lowering_of", "register", "is_variable_ref",
+           "ref_tensor"]
 
 
 class Lowering:
@@ -56,7 +58,7 @@ class Lowering:
         if not self.forwards_refs:
             return self.refs
         return frozenset(p for p, v in enumerate(inputs)
-                         if isinstance(v, Tensor) and is_variable_ref(v))
+                         if (t := ref_tensor(v)) is not None and is_variable_ref(t))
 
 
 LOWERINGS: dict[str, Lowering] = {}
@@ -64,6 +66,15 @@ LOWERINGS: dict[str, Lowering] = {}
 
 def lowering_of(op_type: str) -> Optional[Lowering]:
     return LOWERINGS.get(op_type)
+
+
+def ref_tensor(value) -> Optional[Tensor]:
+    """The tensor a program value stands for where a variable reference may be: the
+    tensor itself, or the VariableV2 output whose reference the plan made once, at plan
+    time (a Constant); None for other constants."""
+    if isinstance(value, Constant):
+        return value.tensor if value.tensor._op._type == "VariableV2" else None
+    return value if isinstance(value, Tensor) else None
 
 
 def is_variable_ref(t: Tensor) -> bool:

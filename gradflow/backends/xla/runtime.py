@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from gradflow.backends.xla.devices import device_key, placement
-from gradflow.backends.xla.lowerings import lowering_of
+from gradflow.backends.xla.lowerings import lowering_of, ref_tensor
 from gradflow.framework import errors
 from gradflow.framework.graph import Tensor
 from gradflow.runtime.clusters import INSTALL_HINT, ClusterNode, XlaUnavailableError
@@ -102,8 +102,9 @@ def _draw_key(op) -> tuple:
     return ("xla_random_draws", op._attrs.get("stream"))
 
 
-def _ref_key(value: Tensor) -> str:
-    return value.op._attrs["shared_name"]
+def _ref_key(value) -> str:
+    """The variable a reference input names (a tensor, or its plan-time Constant)."""
+    return ref_tensor(value).op._attrs["shared_name"]
 
 
 def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNode:
@@ -250,6 +251,8 @@ def evaluate(lower, nodes: Sequence, env: dict) -> None:
 
 def _argument(value, ref: bool, env: dict):
     if ref:  # a variable's key; inside a function, the key its caller passed
+        if isinstance(value, Constant):
+            return _ref_key(value)
         return env[value] if value in env else _ref_key(value)
     if isinstance(value, Constant):
         return value.value
