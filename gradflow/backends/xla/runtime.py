@@ -18,7 +18,6 @@ import numpy as np
 from gradflow.backends.xla.devices import device_key, placement
 from gradflow.backends.xla.lowerings import lowering_of, ref_tensor
 from gradflow.framework import errors
-from gradflow.framework.graph import Tensor
 from gradflow.runtime.clusters import INSTALL_HINT, ClusterNode, XlaUnavailableError
 from gradflow.runtime.optimizer import Constant
 
