@@ -23,7 +23,8 @@ from gradflow.ops.common import FLOATING, apply_op, as_tensor, check_dtype_in, c
 from gradflow.ops.nn.helpers import check_matching_dtype, check_rank, public_attrs
 from gradflow.ops.nn.windows import (PatchCache, Window, WindowSpec, accumulate_taps, alias,
                                      checked_spec, im2col, padding_attrs, patches,
-                                     shape_from_sizes, unpad, window_list, window_taps)
+                                     shape_from_sizes, unpad, width_value, window_list,
+                                     window_taps)
 
 
 # ---------------------------------------------------------------------- convolutions
@@ -465,17 +466,6 @@ def depthwise_conv2d(input, filter, strides, padding, rate=None,  # noqa: A002 -
                                   "DepthwiseConv2dNative"))
 
 
-def _width_value(value, arg: str, channels_last: bool) -> int:
-    """conv1d's stride/dilation: an int or a list of 1 or 3 ints."""
-    values = [value] if isinstance(value, (int, np.integer)) else list(value)
-    if len(values) == 3:
-        return int(values[1] if channels_last else values[2])
-    if len(values) != 1:
-        raise ValueError(f"{arg} should be of length 1 or 3. Received: {arg}={value} of "
-                         f"length {len(values)}")
-    return int(values[0])
-
-
 @constructor("conv1d", "value", "filters", "stride", "padding", "use_cudnn_on_gpu", "data_format",
              "input", "dilations", single_op=False)
 def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu=None,
@@ -494,9 +484,9 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
     with name_scope(name, "conv1d", [value, filters]):
         x, w = conv_operands(value, filters, "Conv2D")
         result = conv2d(array.expand_dims(x, height_axis), array.expand_dims(w, 0),
-                        strides=[1, _width_value(stride, "stride", channels_last)],
+                        strides=[1, width_value(stride, "stride", channels_last)],
                         padding=padding, data_format="NHWC" if channels_last else "NCHW",
-                        dilations=[1, _width_value(1 if dilations is None else dilations,
+                        dilations=[1, width_value(1 if dilations is None else dilations,
                                                    "dilations", channels_last)])
         return array.squeeze(result, [height_axis])
 

@@ -25,8 +25,8 @@ from gradflow.ops.nn.convolution_3d import window_attrs_3d
 from gradflow.ops.nn.helpers import check_rank, public_attrs, where_else_zero
 from gradflow.ops.nn.windows import (Window, WindowSpec, alias, checked_spec, pad_windows,
                                      padding_attrs, shape_from_sizes, static_last_dims,
-                                     tile_taps, tiles, tiling, unpad, window_counts, window_list,
-                                     window_taps)
+                                     tile_taps, tiles, tiling, unpad, width_value, window_counts,
+                                     window_list, window_taps)
 
 __all__ = ["max_pool", "max_pool2d", "avg_pool", "avg_pool2d", "max_pool3d", "avg_pool3d",
            "max_pool1d", "avg_pool1d", "pool"]
@@ -311,17 +311,6 @@ def avg_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC",  # no
     return _pool3d("AvgPool3D", input, ksize, strides, padding, data_format, name)
 
 
-def _width_value(value, arg: str, channels_last: bool) -> int:
-    """A 1-D window value: an int or a list of 1 or 3 ints."""
-    values = [value] if isinstance(value, (int, np.integer)) else list(value)
-    if len(values) == 3:
-        return int(values[1] if channels_last else values[2])
-    if len(values) != 1:
-        raise ValueError(f"{arg} should be of length 1 or 3. Received: {arg}={value} of "
-                         f"length {len(values)}")
-    return int(values[0])
-
-
 def _pool1d(pool2d: Callable, default_name: str, x, ksize, strides, padding,
             data_format: str, name: Optional[str]) -> Tensor:
     """A 1-D pooling as TF builds it: expand to height 1, pool in 2-D, squeeze."""
@@ -333,8 +322,8 @@ def _pool1d(pool2d: Callable, default_name: str, x, ksize, strides, padding,
         x_t = convert_to_tensor(x, name="input")
         check_rank(x_t, 3, default_name, "input")
         pooled = pool2d(array.expand_dims(x_t, height_axis),
-                        ksize=[1, _width_value(ksize, "ksize", channels_last)],
-                        strides=[1, _width_value(strides, "strides", channels_last)],
+                        ksize=[1, width_value(ksize, "ksize", channels_last)],
+                        strides=[1, width_value(strides, "strides", channels_last)],
                         padding=padding, data_format="NHWC" if channels_last else "NCHW",
                         name=scope)
         return array.squeeze(pooled, [height_axis])

@@ -330,6 +330,18 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 # ------------------------------------------------------------- constructor arguments
+def width_value(value, arg: str, channels_last: bool) -> int:
+    """A 1-D op's stride, dilation or window size: an int or a list of 1 or 3 ints (the
+    batch and channel entries around it)."""
+    values = [value] if isinstance(value, (int, np.integer)) else list(value)
+    if len(values) == 3:
+        return int(values[1] if channels_last else values[2])
+    if len(values) != 1:
+        raise ValueError(f"{arg} should be of length 1 or 3. Received: {arg}={value} of "
+                         f"length {len(values)}")
+    return int(values[0])
+
+
 def window_list(value, arg: str, data_format: str) -> list[int]:
     """An int or a list of 1, rank or rank + 2 ints as the per-dimension values of
     ``data_format`` (1 in its batch and channel dimensions)."""
