@@ -187,7 +187,8 @@ _CONVERSIONS: list[tuple[type, Callable]] = []
 
 def register_tensor_conversion_function(base_type, conversion_func: Callable,
                                         priority: int = 100) -> None:
-    """Teaches ``convert_to_tensor`` a new type: ``fn(value, dtype, name, as_ref)``."""
+    """Teaches ``convert_to_tensor`` a new type: ``fn(value, dtype, name, as_ref)``; a
+    function returning ``NotImplemented`` passes the value on (as TF's registry)."""
     _CONVERSIONS.append((base_type, conversion_func))
 
 
@@ -206,6 +207,8 @@ def convert_to_tensor(value, dtype=None, name: Optional[str] = None, preferred_d
     for base_type, fn in _CONVERSIONS:
         if isinstance(value, base_type):
             result = fn(value, dtype=dtype, name=name, as_ref=as_ref)
+            if result is NotImplemented:
+                continue
             if dtype is not None and result.dtype is not dtypes.as_dtype(dtype):
                 raise ValueError(f"Tensor conversion requested dtype "
                                  f"{dtypes.as_dtype(dtype).name} for {type(value).__name__} "

@@ -17,7 +17,8 @@ import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import (constant, constant_value, convert_to_tensor, foldable,
-                                         make_ndarray, register_static_value)
+                                         make_ndarray, register_static_value,
+                                         register_tensor_conversion_function)
 from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.framework.registry import (NotDifferentiable, RegisterGradient, define_op,
                                          gradient_needed)
@@ -379,6 +380,67 @@ def stack(values, axis: int = 0, name: str = "stack") -> Tensor:
     first = tensors[0]
     tensors = [first] + [as_tensor(v, dtype=first.dtype, like=first) for v in tensors[1:]]
     return apply_op("Pack", tensors, name=name, axis=axis)
+
+
+def _first_tensor(items) -> Optional[Tensor]:
+    """The first tensor in a nested list or tuple, depth first (None when there is none)."""
+    pending = [iter(items)]
+    while pending:
+        item = next(pending[-1], _END)
+        if item is _END:
+            pending.pop()
+        elif isinstance(item, Tensor):
+            return item
+        elif isinstance(item, (list, tuple)):
+            pending.append(iter(item))
+    return None
+
+
+_END = object()
+
+
+def _autopacked(value, dtype=None, name: Optional[str] = None, as_ref: bool = False):
+    """TF1's conversion of a (nested) list or tuple holding tensors, such as
+    ``[tf.shape(x)[0], 3]``: one ``Pack`` per level that holds a tensor, named
+    ``packed`` (or ``name``), of the first tensor's dtype unless ``dtype`` is given (the
+    tensors are then cast to it). Lists without tensors go on to ``constant``."""
+    first = _first_tensor(value)
+    if first is None:
+        return NotImplemented
+    target = first.dtype if dtype is None else dtypes.as_dtype(dtype)
+    if target is not first.dtype:
+        value = _cast_nested(value, target)
+    return _pack_nested(value, target, name or "packed")
+
+
+def _cast_nested(items, dtype: dtypes.DType) -> list:
+    return [cast(item, dtype) if isinstance(item, Tensor) else
+            _cast_nested(item, dtype) if isinstance(item, (list, tuple)) else item
+            for item in items]
+
+
+def _pack_nested(items, dtype: dtypes.DType, name: str):
+    """``items`` packed into a tensor when some level holds a tensor, else the list."""
+    with get_default_graph().name_scope(name) as scope:
+        converted, must_pack = [], False
+        for index, item in enumerate(items):
+            if isinstance(item, Tensor):
+                if item.dtype is not dtype:
+                    raise TypeError(f"Cannot convert a list containing a tensor of dtype "
+                                    f"{item.dtype!r} to {dtype!r} (Tensor is: {item!r})")
+                must_pack = True
+            elif isinstance(item, (list, tuple)):
+                item = _pack_nested(item, dtype, str(index))
+                must_pack = must_pack or isinstance(item, Tensor)
+            converted.append(item)
+        if not must_pack:
+            return converted
+        tensors = [item if isinstance(item, Tensor) else constant(item, dtype=dtype, name=str(i))
+                   for i, item in enumerate(converted)]
+        return apply_op("Pack", tensors, name=scope, axis=0)
+
+
+register_tensor_conversion_function((list, tuple), _autopacked)
 
 
 def _infer_unpack(inputs, attrs):
