@@ -13,7 +13,8 @@ from another task, then raised as far as its consumers allow; the ops of one tas
 one level form a stage. Stages of a level
 depend only on stages of lower levels, so the client can submit them in level order,
 each stage's inputs being earlier stages' outputs. A stage is a GraphDef of its ops
-(``gradflow.io.graph_def``), with a ``Placeholder`` standing for each tensor it receives
+(``gradflow.io.graph_def``; the graph functions its ops call in its library), with a
+``Placeholder`` standing for each tensor it receives
 and a copy of each variable whose reference it uses; control inputs from other stages
 become ordering between stages.
 """
@@ -26,9 +27,8 @@ from tensorboard.compat.proto import graph_pb2, node_def_pb2
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.device_spec import DeviceSpec
-from gradflow.framework.function import Function
 from gradflow.framework.graph import Graph, Operation, Tensor
-from gradflow.io.graph_def import attr_value, node_def
+from gradflow.io.graph_def import attr_value, full_node_def, function_library, node_def
 from gradflow.runtime.executor import required_ops, state_writes
 from gradflow.runtime.state_locks import state_order
 
@@ -183,7 +183,6 @@ def partition(graph: Graph, fetches: Sequence[Tensor], targets: Sequence[Operati
     _move_free_ops(required, placed, fed)
     # variables are copied into each stage using them (always on their own task)
     ops = [op for op in required if op.type != "VariableV2"]
-    _check_shippable(ops)
     stage_of = _levels(ops, placed, fed)
     stages = _group(ops, stage_of)
     index_of = {id(stage): i for i, stage in enumerate(stages)}
@@ -224,16 +223,6 @@ def _move_free_ops(ops: list[Operation], placed: dict, fed: set) -> None:
         tasks = users.get(op)
         if op.type == "Const" and not op.control_inputs and tasks and len(tasks) == 1:
             placed[op] = next(iter(tasks))
-
-
-def _check_shippable(ops: list[Operation]) -> None:
-    """A stage travels as a GraphDef, which carries no graph functions here."""
-    for op in ops:
-        if any(isinstance(value, Function) for value in op.attrs.values()):
-            raise ValueError(f"Operation '{op.name}' ({op.type}) runs a graph function "
-                             "(cond, while_loop, Defun): a cluster session cannot ship it to "
-                             "a task yet. Build the model without it, or run it in a "
-                             "session without a target.")
 
 
 def _writes(stages: list[Stage]) -> dict:
@@ -376,16 +365,10 @@ def _encode(stage: Stage) -> None:
                 node = node_def(t.op)
                 node.device = ""
                 result.node.append(node)
+    library, function_names = function_library(stage.ops)  # cond, while_loop, Defun
+    result.library.CopyFrom(library)
     for op in stage.ops:
-        node = node_def(op)
-        for name, value in op.attrs.items():  # gradflow's own attrs TF's op lacks
-            if name not in node.attr and value is not None:
-                encoded = attr_value(value)
-                if encoded is None:
-                    raise ValueError(f"Operation '{op.name}' ({op.type}): attr '{name}' "
-                                     f"holds a {type(value).__name__}, which a GraphDef "
-                                     "cannot carry to a cluster task")
-                node.attr[name].CopyFrom(encoded)
+        node = full_node_def(op, function_names)  # with gradflow's attrs TF's op lacks
         del node.input[:]
         for t in op.inputs:
             if t in received:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 import uuid
 from typing import Optional, Sequence
 
@@ -31,6 +32,11 @@ from gradflow.runtime.executor import graph_structure_version
 __all__ = ["ClusterRunner", "parse_target"]
 
 _SCHEME = "grpc://"
+_POLL_S = 0.2  # how often a waiting run checks whether its session was closed
+
+
+class _Closed(Exception):
+    """The session was closed while a run waited."""
 
 
 def parse_target(target: str) -> str:
@@ -75,6 +81,7 @@ class ClusterRunner:
         self._partitions: dict = {}
         self._shipped: dict = {task: set() for task in self._actors}
         self._lock = threading.Lock()
+        self._closed = threading.Event()
         self._run_ids = itertools.count()
         self._prefix = uuid.uuid4().hex[:12]
         # ConfigProto.operation_timeout_in_ms: a run taking longer fails (0: no limit)
@@ -85,6 +92,8 @@ class ClusterRunner:
         return [task_name(task) + "/device:CPU:0" for task in sorted(self._known)]
 
     def close(self) -> None:
+        """Forgets the partitions; runs still waiting end with CancelledError."""
+        self._closed.set()
         self._partitions.clear()
 
     def _partitioning(self, fetches, targets, feeds) -> Partitioning:
@@ -123,13 +132,17 @@ class ClusterRunner:
         # every stage's DONE too: a run returns when it has ended on every task
         waited = [results[s][1][b] for s, b in bundles] + list(finishes.values()) + done
         try:
-            got = ray.get(waited, timeout=self._timeout)
+            got = self._wait(waited)
         except ray.exceptions.GetTimeoutError:
             _collect(ray, waited)
             self._failed(run_id, part, None)
             raise errors.DeadlineExceededError(
                 None, None, f"Timed out: the run took longer than operation_timeout_in_ms="
                 f"{self._timeout * 1000:.0f}") from None
+        except _Closed:
+            self._failed(run_id, part, None)
+            raise errors.CancelledError(None, None, "The session was closed while the run "
+                                        "was waiting (a queue or accumulator op)") from None
         except Exception as err:  # a Ray error: rebuilt as TF1's, after aborting the run
             _collect(ray, waited)
             raise self._failed(run_id, part, err) from None
@@ -149,6 +162,23 @@ class ClusterRunner:
             else:
                 values.append(_writable(fetched[source[1:3]][source[3]]))
         return values
+
+    def _wait(self, refs: list) -> list:
+        """The values of ``refs``, waited for in slices so that closing the session
+        (``close``, e.g. a MonitoredSession stopping its queue runners) ends a run
+        blocked on a queue or accumulator of a task; the run is then aborted there."""
+        ray = self._ray
+        deadline = None if self._timeout is None else time.monotonic() + self._timeout
+        pending = list(dict.fromkeys(refs))  # ray.wait takes each ref once
+        while pending:
+            if self._closed.is_set():
+                raise _Closed()
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise ray.exceptions.GetTimeoutError()
+            wait_s = _POLL_S if left is None else min(_POLL_S, left)
+            _, pending = ray.wait(pending, num_returns=len(pending), timeout=wait_s)
+        return ray.get(refs)
 
     def _submit(self, run_id: str, part: Partitioning, feed_values: Sequence) -> tuple:
         """Submits the run's calls; returns per stage (its DONE ref, its bundles' refs),

@@ -23,9 +23,11 @@ from typing import Optional, Union
 
 import numpy as np
 from google.protobuf import text_format
-from tensorboard.compat.proto import attr_value_pb2, graph_pb2, node_def_pb2, versions_pb2
+from tensorboard.compat.proto import (attr_value_pb2, function_pb2, graph_pb2, node_def_pb2,
+                                      versions_pb2)
 
 from gradflow.framework import dtypes
+from gradflow.framework.function import Function
 from gradflow.framework.graph import Graph, Operation, register_graph_def_converter
 from gradflow.framework.tensor_proto import (
     datatype_enum, dtype_from_enum, make_ndarray, make_tensor_proto, shape_proto)
@@ -33,7 +35,7 @@ from gradflow.framework.tensor_shape import TensorShape
 from gradflow.io.tf_op_defs import TF_OP_DEFS
 
 __all__ = ["graph_to_graph_def", "attr_value", "python_value", "tf_op_type", "node_def",
-           "write_graph"]
+           "write_graph", "full_node_def", "function_library", "GRADFLOW_BODY_ATTR"]
 
 # The GraphDef version TF 2.21 writes; TensorBoard only reads it.
 _PRODUCER = 1994
@@ -56,6 +58,8 @@ def _scalar_attr(value) -> Optional[attr_value_pb2.AttrValue]:
         return attr_value_pb2.AttrValue(s=value)
     if isinstance(value, (np.ndarray, np.generic)):
         return attr_value_pb2.AttrValue(tensor=make_tensor_proto(value))
+    if isinstance(value, Function):  # its body goes to the GraphDef's library
+        return attr_value_pb2.AttrValue(func=attr_value_pb2.NameAttrList(name=value.name))
     return None
 
 
@@ -205,6 +209,72 @@ def node_def(op: Operation, add_shapes: bool = False) -> node_def_pb2.NodeDef:
     if add_shapes and op.outputs:
         node.attr["_output_shapes"].CopyFrom(attr_value([t.shape for t in op.outputs]))
     return node
+
+
+# Marks a FunctionDef whose body ``function_library`` wrote (GraphDef-style names).
+GRADFLOW_BODY_ATTR = "_gradflow_body"
+
+
+def full_node_def(op: Operation, function_names: Optional[dict] = None
+                  ) -> node_def_pb2.NodeDef:
+    """The ``NodeDef`` of one op with gradflow's own attrs too (those TF's op lacks),
+    so gradflow can rebuild the op exactly; ValueError for an attr no AttrValue holds.
+    ``function_names``: the library name of each graph function (``function_library``)."""
+    node = node_def(op)
+    for name, value in op.attrs.items():
+        if name not in node.attr and value is not None:
+            encoded = attr_value(value)
+            if encoded is None:
+                raise ValueError(f"Operation '{op.name}' ({op.type}): attr '{name}' holds a "
+                                 f"{type(value).__name__}, which a GraphDef cannot carry")
+            node.attr[name].CopyFrom(encoded)
+        if isinstance(value, Function) and function_names is not None:
+            node.attr[name].func.name = function_names[value]
+    return node
+
+
+def function_library(ops) -> tuple[function_pb2.FunctionDefLibrary, dict]:
+    """The graph functions ``ops`` run (at any depth of nesting) as ``FunctionDef``s, and
+    each function's name in that library (two functions may share a Python name: the
+    later ones get a ``_k`` suffix).
+
+    Each body's nodes are ``full_node_def``s naming their inputs as a GraphDef does
+    (``op:i``); the input arguments are the body's input placeholders, by name, and
+    ``ret`` maps ``output_i`` to the tensor each output returns. gradflow's
+    ``import_graph_def`` reads this back; TF's runtime would not (its bodies name
+    tensors by output argument)."""
+    names: dict = {}
+    taken: set = set()
+    pending = [list(ops)]
+    while pending:
+        for op in pending.pop():
+            for value in op.attrs.values():
+                if not isinstance(value, Function) or value in names:
+                    continue
+                name, k = value.name, 0
+                while name in taken:
+                    k += 1
+                    name = f"{value.name}_{k}"
+                taken.add(name)
+                names[value] = name
+                pending.append(value.graph.get_operations())
+    library = function_pb2.FunctionDefLibrary()
+    library.function.extend(_function_def(function, name, names)
+                            for function, name in names.items())
+    return library, names
+
+
+def _function_def(function: Function, name: str, names: dict) -> function_pb2.FunctionDef:
+    result = function_pb2.FunctionDef()
+    result.signature.name = name
+    result.attr[GRADFLOW_BODY_ATTR].b = True  # the body is in this module's form
+    for t in function.inputs:
+        result.signature.input_arg.add(name=t.op.name, type=datatype_enum(t.dtype))
+    for i, t in enumerate(function.outputs):
+        result.signature.output_arg.add(name=f"output_{i}", type=datatype_enum(t.dtype))
+        result.ret[f"output_{i}"] = t.name
+    result.node_def.extend(full_node_def(op, names) for op in function.graph.get_operations())
+    return result
 
 
 def graph_to_graph_def(graph: Graph, from_version: Optional[int] = None,

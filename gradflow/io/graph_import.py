@@ -8,8 +8,10 @@ the ops run with gradflow's kernels and differentiate with its gradient rules. A
 ``Identity`` reading a ``VariableV2`` becomes gradflow's variable read.
 
 Before anything is added every node is checked: an op type gradflow does not know, a
-missing input, a cycle (TF1 ``while`` loops as raw frames) or a function library raise
-ValueError naming the node, and the graph is left as it was (``Graph.atomic``).
+missing input, a cycle (TF1 ``while`` loops as raw frames) or a function library that
+TF wrote raise ValueError naming the node, and the graph is left as it was
+(``Graph.atomic``). A library gradflow wrote (``graph_def.function_library``: how a
+cluster stage carries its cond, while_loop and Defun bodies) is rebuilt as functions.
 """
 from __future__ import annotations
 
@@ -20,10 +22,11 @@ from typing import Optional
 from google.protobuf import message
 from tensorboard.compat.proto import attr_value_pb2, graph_pb2
 
+from gradflow.framework.function import FuncGraph, Function
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
 from gradflow.framework.registry import OpDef, get_op_def, registered_op_types
 from gradflow.framework.tensor_proto import dtype_from_enum
-from gradflow.io.graph_def import python_value
+from gradflow.io.graph_def import GRADFLOW_BODY_ATTR, python_value
 from gradflow.io.tf_op_defs import TF_OP_DEFS
 
 __all__ = ["import_graph_def", "importable_op_types"]
@@ -101,7 +104,8 @@ def _gradflow_type(node, nodes: dict) -> str:
     return node.op
 
 
-def _node_attrs(node, op_type: str, prefix: str, num_inputs: int) -> dict:
+def _node_attrs(node, op_type: str, prefix: str, num_inputs: int,
+                functions: "_Library") -> dict:
     """The node's attrs as the gradflow op takes them (see :func:`_kernel_attrs`)."""
     attrs = {}
     spec = TF_OP_DEFS.get(node.op)
@@ -111,7 +115,11 @@ def _node_attrs(node, op_type: str, prefix: str, num_inputs: int) -> dict:
                 attrs[name] = python_value(attr_value_pb2.AttrValue.FromString(default),
                                            f"Node '{node.name}' attr '{name}'")
     for name, value in node.attr.items():
-        if name not in _DROPPED_ATTRS:
+        if name in _DROPPED_ATTRS:
+            continue
+        if value.WhichOneof("value") == "func":
+            attrs[name] = functions[value.func.name]
+        else:
             attrs[name] = python_value(value, f"Node '{node.name}' attr '{name}'")
     for name, value in _GRADFLOW_DEFAULTS.get(op_type, {}).items():
         attrs.setdefault(name, value)
@@ -168,10 +176,12 @@ def _topological(graph_def, nodes: dict, input_map: dict) -> list:
 
 
 def _checked(graph_def) -> dict:
-    if graph_def.library.function:
-        names = [f.signature.name for f in graph_def.library.function][:5]
-        raise ValueError(f"GraphDef has a function library ({names}); importing functions "
-                         "is not supported")
+    foreign = [f.signature.name for f in graph_def.library.function
+               if not f.attr[GRADFLOW_BODY_ATTR].b]
+    if foreign:
+        raise ValueError(f"GraphDef has a function library ({foreign[:5]}); importing TF's "
+                         "functions is not supported (only gradflow's own, written by "
+                         "gradflow.io.graph_def.function_library)")
     nodes = {}
     for node in graph_def.node:
         if node.name in nodes:
@@ -277,13 +287,16 @@ def import_graph_def(graph_def, input_map: Optional[dict] = None,
                              f"[{key}]")
     graph = get_default_graph()
     with graph.atomic():
-        created = _create_ops(graph, order, nodes, inputs, "import" if name is None else name)
+        functions = _Library(graph_def.library, graph)
+        created = _create_ops(graph, order, nodes, inputs, "import" if name is None else name,
+                              functions)
         if return_elements is None:
             return None
         return [_return_element(created, element) for element in return_elements]
 
 
-def _create_ops(graph: Graph, order: list, nodes: dict, inputs: dict, name: str) -> dict:
+def _create_ops(graph: Graph, order: list, nodes: dict, inputs: dict, name: str,
+                functions: "_Library") -> dict:
     """The ops of ``order``; maps each node name to ``(op, its output tensors)``."""
     created: dict[str, tuple[Operation, list]] = {}
     scope = graph.unique_name(name) if name else ""
@@ -306,7 +319,7 @@ def _create_ops(graph: Graph, order: list, nodes: dict, inputs: dict, name: str)
         full_name = f"{scope}/{node.name}" if scope else node.name
         try:
             with graph.device(node.device) if node.device else contextlib.nullcontext():
-                ops = _node_ops(graph, node, op_type, data, scope, full_name)
+                ops = _node_ops(graph, node, op_type, data, scope, full_name, functions)
         except (TypeError, ValueError, KeyError, IndexError) as err:
             # a shape function's complaint about this node's attrs or inputs
             raise ValueError(f"Node '{node.name}' ({node.op}): {err}") from None
@@ -318,16 +331,42 @@ def _create_ops(graph: Graph, order: list, nodes: dict, inputs: dict, name: str)
 
 
 def _node_ops(graph: Graph, node, op_type: str, data: list, scope: str,
-              full_name: str) -> list[Operation]:
+              full_name: str, functions: "_Library") -> list[Operation]:
     """The op(s) standing for ``node``: one, or one per input for an expanded type."""
     if node.op not in _EXPANDED:
-        attrs = _node_attrs(node, op_type, scope, len(data))
+        attrs = _node_attrs(node, op_type, scope, len(data), functions)
         return [graph.create_op(op_type, data, attrs, name=full_name + "/")]
     out_type = python_value(node.attr["out_type"], node.name) if "out_type" in node.attr \
         else dtype_from_enum(3)
     return [graph.create_op(_EXPANDED[node.op], [tensor], {"out_type": out_type},
                             name=full_name + ("/" if i == 0 else f"/{i}/"))
             for i, tensor in enumerate(data)]
+
+
+class _Library(dict):
+    """The graph functions of a GraphDef's library (``io.graph_def.function_library``'s
+    form), each rebuilt as a ``Function`` the first time a node names it."""
+
+    def __init__(self, library, graph: Graph):
+        super().__init__()
+        self._defs = {f.signature.name: f for f in library.function}
+        self._graph = graph
+
+    def __missing__(self, name: str) -> Function:
+        definition = self._defs.get(name)
+        if definition is None:
+            raise ValueError(f"function '{name}' is not in the GraphDef's library")
+        body = graph_pb2.GraphDef(node=definition.node_def)
+        nodes = _checked(body)
+        inner = FuncGraph(name, self._graph)
+        with inner.as_default():
+            created = _create_ops(inner, _topological(body, nodes, {}), nodes, {}, "", self)
+        inner.inputs = [_return_element(created, arg.name + ":0")
+                        for arg in definition.signature.input_arg]
+        inner.outputs = [_return_element(created, definition.ret[arg.name])
+                         for arg in definition.signature.output_arg]
+        function = self[name] = Function(inner, inner.inputs, inner.outputs, name=name)
+        return function
 
 
 def _return_element(created: dict, element):

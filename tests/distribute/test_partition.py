@@ -75,17 +75,33 @@ def test_job_without_task_is_the_sessions_task_of_that_job():
     assert [s.task for s in part.stages] == [("worker", 1), ("ps", 0)]
 
 
-def test_unknown_task_and_graph_functions_are_refused():
+def test_unknown_task_is_refused():
     with tf.device("/job:worker/task:7"):
         bad = tf.constant(1.0) * 2.0
     with pytest.raises(errors.InvalidArgumentError,
                        match="Cannot assign a device for operation Const: Const was explicitly "
                        "assigned to /job:worker/task:7"):
         partition(tf.get_default_graph(), [bad], [], [], ("worker", 0), TASKS)
-    x = tf.placeholder(tf.float32, [])
-    y = tf.cond(x > 0, lambda: x * 2.0, lambda: x - 1.0)
-    with pytest.raises(ValueError, match="runs a graph function"):
-        partition(tf.get_default_graph(), [y], [], [x], ("worker", 0), TASKS)
+
+
+def test_stages_carry_their_graph_functions():
+    with tf.device("/job:worker/task:0"):
+        x = tf.placeholder(tf.float32, [], name="x")
+        y = tf.cond(x > 0, lambda: x * 2.0, lambda: x - 1.0)
+        _, z = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a + y), [0, 0.0])
+        dz = tf.gradients(z, x)[0]
+    part = partition(tf.get_default_graph(), [z, dz], [], [x], ("worker", 0), TASKS)
+    (stage,) = part.stages
+    inputs, outputs, _ = stage.names
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.import_graph_def(stage.graph_def, name="")
+        with tf.Session() as sess:
+            for value in (2.0, -2.0):
+                got = sess.run(outputs, {inputs[0]: value})
+                with tf.Session(graph=x.graph) as local:
+                    want = local.run(stage.outputs, {x: value})
+                np.testing.assert_allclose(got, want)
 
 
 def test_stage_graphs_import_and_run_like_the_client_graph():
