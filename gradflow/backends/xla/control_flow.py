@@ -59,7 +59,8 @@ def function_program(function: Function) -> Optional[Program]:
 def _lowerable_program(function: Function) -> Optional[Program]:
     fed = set(function.inputs)
     ops = required_ops(function.outputs, (), fed)
-    program = build_program(ops, function.outputs, function.inputs, ())
+    # unfused: each node is one op, lowered by its own lowering
+    program = build_program(ops, function.outputs, function.inputs, (), fuse=False)
     for node in program.nodes:
         lowering = lowering_of(node.op._type)
         if lowering is None or lowering.writes or lowering.random or lowering.checks \
