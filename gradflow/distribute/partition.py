@@ -27,6 +27,7 @@ from tensorboard.compat.proto import graph_pb2, node_def_pb2
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.device_spec import DeviceSpec
+from gradflow.framework.function import Function
 from gradflow.framework.graph import Graph, Operation, Tensor
 from gradflow.io.graph_def import attr_value, full_node_def, function_library, node_def
 from gradflow.runtime.executor import required_ops, state_writes
@@ -183,6 +184,7 @@ def partition(graph: Graph, fetches: Sequence[Tensor], targets: Sequence[Operati
     _move_free_ops(required, placed, fed)
     # variables are copied into each stage using them (always on their own task)
     ops = [op for op in required if op.type != "VariableV2"]
+    _check_shippable(ops)
     stage_of = _levels(ops, placed, fed)
     stages = _group(ops, stage_of)
     index_of = {id(stage): i for i, stage in enumerate(stages)}
@@ -223,6 +225,24 @@ def _move_free_ops(ops: list[Operation], placed: dict, fed: set) -> None:
         tasks = users.get(op)
         if op.type == "Const" and not op.control_inputs and tasks and len(tasks) == 1:
             placed[op] = next(iter(tasks))
+
+
+def _check_shippable(ops: list[Operation]) -> None:
+    """Refuses, before anything is sent, the ops a stage's GraphDef cannot carry yet:
+    TensorArrays (gradflow's ops take other inputs than TF's GraphDef form of them), in
+    the run's ops or in the graph functions they call."""
+    pending, seen = list(ops), set()
+    while pending:
+        op = pending.pop()
+        if op.type.startswith("TensorArray"):
+            raise ValueError(f"Operation '{op.name}' ({op.type}) uses a TensorArray "
+                             "(dynamic_rnn, map_fn, scan, ...): a cluster session cannot ship "
+                             "TensorArrays to a task yet. Run it in a session without a "
+                             "target.")
+        for value in op.attrs.values():
+            if isinstance(value, Function) and value.graph not in seen:
+                seen.add(value.graph)
+                pending.extend(value.graph.get_operations())
 
 
 def _writes(stages: list[Stage]) -> dict:

@@ -124,3 +124,13 @@ def test_stage_graphs_import_and_run_like_the_client_graph():
     with tf.Session() as sess:
         sess.run(w.initializer)
         assert got == sess.run(y, {x: np.ones((2, 2), np.float32)})
+
+
+def test_tensor_arrays_are_refused_before_anything_is_sent():
+    with tf.device("/job:worker/task:0"):
+        x = tf.placeholder(tf.float32, [3, 2], name="x")
+        y = tf.map_fn(lambda row: row * 2.0, x)
+    ops_before = [op.name for op in tf.get_default_graph().get_operations()]
+    with pytest.raises(ValueError, match=r"\(TensorArray\w*\) uses a TensorArray"):
+        partition(tf.get_default_graph(), [y], [], [x], ("worker", 0), TASKS)
+    assert [op.name for op in tf.get_default_graph().get_operations()] == ops_before
