@@ -167,7 +167,9 @@ def _train_single(kind):
         opt = SyncReplicasOptimizer(opt, 1, 1)
         hooks = [opt.make_session_run_hook(True, num_tokens=0)]
     train = opt.minimize(loss, global_step=step)
-    with gf.train.MonitoredTrainingSession(hooks=hooks) as sess:
+    # the chief's queue runner stays blocked in take_grad at the end (as in TF, whose
+    # close then waits the whole grace period): a short one keeps the test quick
+    with gf.train.MonitoredTrainingSession(hooks=hooks, stop_grace_period_secs=0.5) as sess:
         for _ in range(STEPS):
             sess.run(train)
         return sess.run({"w": w, "emb": emb, "global_step": step})
@@ -243,7 +245,7 @@ def test_variable_averages_run_after_each_update():
                                 variable_averages=ema, variables_to_average=[w])
     train = opt.minimize(loss, global_step=step)
     hook = opt.make_session_run_hook(True, num_tokens=0)
-    with gf.train.MonitoredTrainingSession(hooks=[hook]) as sess:
+    with gf.train.MonitoredTrainingSession(hooks=[hook], stop_grace_period_secs=0.5) as sess:
         sess.run(train)
         first_w = sess.run(w)
         averaged = sess.run(ema.average(w))
