@@ -508,7 +508,7 @@ def compile_plan(graph: Graph, fetch_tensors: Sequence[Tensor], feed_tensors: Se
                 program = compiler(program, global_jit)
             return _Scheduler(program, feed_tensors, optimized).plan(structure_version)
 
-    writes = state_writes(ops) if track_writes else None
+    writes = read_order.plan_writes() if track_writes else None
     if optimize and len(ops) > EAGER_OPTIMIZE_MAX_OPS:
         return _TieredPlan(schedule(False), lambda: schedule(True), writes)
     plan = schedule(optimize)
@@ -606,6 +606,16 @@ class _ReadOrder:
                     writes.add(producer)
             if writes:
                 self.after[op] = frozenset(writes)
+
+    def plan_writes(self) -> Optional[tuple]:
+        """What :func:`state_writes` tells of the whole plan, from the per-op writes
+        found here: the keys in locking order, None when some op's cannot be told."""
+        keys: set = set()
+        for written in self.written.values():
+            if _ANY_VARIABLE in written:
+                return None
+            keys.update(written)
+        return tuple(sorted(keys, key=state_order))
 
     def _variables_after(self, ops) -> set:
         return {key for op in ops for write in self.after.get(op, ())
