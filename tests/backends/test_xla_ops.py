@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gradflow as gf
-from xla_helpers import jit_config, run_both
+from xla_helpers import assert_lowered_like_numpy, jit_config
 
 jax = pytest.importorskip("jax")
 
@@ -77,11 +77,7 @@ CASES = [
 @pytest.mark.parametrize("build,inputs,lowered", [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])
 def test_xla_values_and_gradients_match_numpy(build, inputs, lowered):
-    (numpy_values, xla_values), types = run_both(build, inputs)
-    assert lowered <= types, f"not compiled: {lowered - types}"
-    for got, want in zip(xla_values, numpy_values, strict=True):
-        assert got.dtype == want.dtype and got.shape == want.shape
-        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+    assert_lowered_like_numpy(build, inputs, lowered, tolerance=1e-10)
 
 
 @pytest.mark.parametrize("build,inputs", [

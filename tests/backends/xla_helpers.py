@@ -39,3 +39,14 @@ def run_both(build, inputs: list) -> tuple:
                 results.append(sess.run(fetches, dict(zip(xs, inputs))))
             types = clustered_op_types(graph, fetches, xs) if config is not None else None
     return results, types
+
+
+def assert_lowered_like_numpy(build, inputs: list, lowered: set, tolerance: float) -> None:
+    """``build``'s values and gradients compile (``lowered`` among the clustered op
+    types) and equal the NumPy backend's in dtype, shape and value within
+    ``tolerance`` (relative and absolute)."""
+    (numpy_values, xla_values), types = run_both(build, inputs)
+    assert lowered <= types, f"not compiled: {lowered - types}"
+    for got, want in zip(xla_values, numpy_values, strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
