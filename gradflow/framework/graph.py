@@ -1017,7 +1017,7 @@ def get_default_graph() -> Graph:
 def reset_default_graph() -> None:
     """Replaces the global default graph with a new one (not inside ``as_default``)."""
     if _default_graph_stack():
-        raise AssertionError("Do not use gf.reset_default_graph() to clear nested graphs. "
+        raise AssertionError("Do not use tf.reset_default_graph() to clear nested graphs. "
                              "If you need a cleared graph, exit the nesting and create a "
                              "new graph.")
     global _global_default_graph

@@ -6,9 +6,8 @@ graph mode) returned for each. Here the same code runs with ``gradflow.compat.v1
 ``tf`` and the results must match: floats to float32 training tolerance, everything else
 (names, shapes, file listings, collection contents) exactly.
 
-One known difference is normalised: gradflow's ``Saver`` writes a checkpoint as one
-``<prefix>.npz`` (no ``.index``/``.data-*`` pair and no ``.meta`` graph), so file listings
-are compared as the set of checkpoint prefixes plus the other files (docs/tf1_programs.md).
+File listings are compared with each checkpoint's files (``.index``, ``.data-*``,
+``.meta``) folded into its prefix, so a listing says which checkpoints exist.
 """
 import math
 import pathlib
