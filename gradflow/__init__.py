@@ -92,3 +92,19 @@ from gradflow.compat import v1 as _compat_v1  # noqa: F401,E402
 from gradflow import client  # noqa: F401,E402
 # XLA through JAX (docs/xla.md): tf.xla.experimental, tf.contrib.compiler.jit.
 from gradflow import contrib, xla  # noqa: F401,E402
+# TF1 names programs still reach for (docs/api_coverage.md): deprecated aliases, version
+# constants, tensor_util helpers, casts and checks.
+from gradflow.framework.graph import add_to_collections  # noqa: F401,E402
+from gradflow.framework.versions import *  # noqa: F401,F403,E402
+from gradflow.framework.tensor_util import (  # noqa: F401,E402
+    get_static_value, make_ndarray, make_tensor_proto)
+from gradflow.ops.state import global_variables as all_variables  # noqa: F401,E402
+from gradflow.ops.state import (  # noqa: F401,E402
+    local_variables_initializer as initialize_local_variables,
+    variables_initializer as initialize_variables)
+from gradflow.logging import get_logger  # noqa: F401,E402
+from gradflow.ops.casts import *  # noqa: F401,F403,E402
+from gradflow.ops.checks import (  # noqa: F401,E402
+    assert_near, assert_rank_in, assert_same_float_dtype, ensure_shape,
+    verify_tensor_all_finite)
+from gradflow import dtypes  # noqa: F401,E402

@@ -18,3 +18,6 @@ from gradflow.ops.math import (  # noqa: F401
     subtract, tan, tanh, truediv, xdivy, xlogy, zero_fraction)
 from gradflow.ops.math import div_no_nan as divide_no_nan  # noqa: F401
 from gradflow.ops.extra_math import xlog1py  # noqa: F401
+from gradflow.ops.array import invert_permutation  # noqa: F401
+from gradflow.ops.nn import l2_normalize, log_softmax, softmax, top_k  # noqa: F401
+from gradflow.ops.in_top_k import in_top_k  # noqa: F401

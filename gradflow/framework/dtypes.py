@@ -9,7 +9,7 @@ __all__ = [
     "DType", "as_dtype", "float16", "bfloat16", "float32", "float64", "half", "double",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool",
     "complex64", "complex128", "string", "resource", "variant",
-    "qint8", "quint8", "qint16", "quint16", "qint32",
+    "qint8", "quint8", "qint16", "quint16", "qint32", "QUANTIZED_DTYPES",
 ]
 
 
@@ -118,6 +118,7 @@ quint16 = DType("quint16", np.dtype([("quint16", np.uint16)]), "quantized", 2)
 qint32 = DType("qint32", np.dtype([("qint32", np.int32)]), "quantized", 4)
 half = float16
 double = float64
+QUANTIZED_DTYPES = frozenset((qint8, quint8, qint16, quint16, qint32))
 
 _ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint16,
         uint32, uint64, bool, complex64, complex128, string, resource, variant,

@@ -1,12 +1,18 @@
-"""Run-time error types of ``Session.run``, named as in ``tf.errors``."""
+"""Run-time error types of ``Session.run``, named as in ``tf.errors``, and their codes."""
 from __future__ import annotations
+
+import warnings
 
 __all__ = [
     "OpError", "CancelledError", "UnknownError", "InvalidArgumentError",
     "DeadlineExceededError", "NotFoundError", "AlreadyExistsError", "PermissionDeniedError",
     "ResourceExhaustedError", "FailedPreconditionError", "AbortedError", "OutOfRangeError",
     "UnimplementedError", "InternalError", "UnavailableError", "DataLossError",
-    "UnauthenticatedError",
+    "UnauthenticatedError", "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+    "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED", "error_code_from_exception_type",
+    "exception_type_from_error_code",
 ]
 
 
@@ -45,3 +51,44 @@ InternalError = _error("InternalError", 13)
 UnavailableError = _error("UnavailableError", 14)
 DataLossError = _error("DataLossError", 15)
 UnauthenticatedError = _error("UnauthenticatedError", 16)
+
+# The canonical status codes (TF's ``error_codes.proto`` numbers).
+OK = 0
+CANCELLED = 1
+UNKNOWN = 2
+INVALID_ARGUMENT = 3
+DEADLINE_EXCEEDED = 4
+NOT_FOUND = 5
+ALREADY_EXISTS = 6
+PERMISSION_DENIED = 7
+RESOURCE_EXHAUSTED = 8
+FAILED_PRECONDITION = 9
+ABORTED = 10
+OUT_OF_RANGE = 11
+UNIMPLEMENTED = 12
+INTERNAL = 13
+UNAVAILABLE = 14
+DATA_LOSS = 15
+UNAUTHENTICATED = 16
+
+_CODE_TO_TYPE = {cls.error_code: cls for cls in (
+    CancelledError, UnknownError, InvalidArgumentError, DeadlineExceededError, NotFoundError,
+    AlreadyExistsError, PermissionDeniedError, ResourceExhaustedError, FailedPreconditionError,
+    AbortedError, OutOfRangeError, UnimplementedError, InternalError, UnavailableError,
+    DataLossError, UnauthenticatedError)}
+_TYPE_TO_CODE = {cls: code for code, cls in _CODE_TO_TYPE.items()}
+
+
+def exception_type_from_error_code(error_code: int) -> type:
+    """The ``OpError`` subclass of a status code; KeyError for ``OK`` or an unknown code."""
+    return _CODE_TO_TYPE[error_code]
+
+
+def error_code_from_exception_type(cls: type) -> int:
+    """The status code of an ``OpError`` subclass. Any other class warns "Unknown class
+    exception" as TF does, and gives ``UNKNOWN`` (TF hands back an ``UnknownError``
+    instance there, which no caller can use as a code)."""
+    if cls in _TYPE_TO_CODE:
+        return _TYPE_TO_CODE[cls]
+    warnings.warn("Unknown class exception", stacklevel=2)
+    return UNKNOWN

@@ -1163,3 +1163,8 @@ def get_collection_ref(key: str) -> list:
 
 def add_to_collection(name: str, value) -> None:
     get_default_graph().add_to_collection(name, value)
+
+
+def add_to_collections(names, value) -> None:
+    """Adds ``value`` to each collection in ``names`` of the default graph."""
+    get_default_graph().add_to_collections(names, value)
