@@ -22,3 +22,16 @@ from gradflow.ops.candidate_sampling import (  # noqa: F401
     compute_accidental_hits, fixed_unigram_candidate_sampler, learned_unigram_candidate_sampler,
     log_uniform_candidate_sampler, uniform_candidate_sampler)
 from gradflow.ops.ctc_ops import ctc_beam_search_decoder, ctc_greedy_decoder, ctc_loss  # noqa: F401
+from gradflow.ops.nn.local import (  # noqa: F401
+    crelu, local_response_normalization, lrn, max_pool_with_argmax, relu_layer)
+from gradflow.ops.nn.statistics import (  # noqa: F401
+    log_poisson_loss, normalize_moments, sufficient_statistics, weighted_moments)
+from gradflow.ops.nn.convolution_more import (  # noqa: F401
+    atrous_conv2d, atrous_conv2d_transpose, conv1d_transpose, convolution,
+    depthwise_conv2d_native, depthwise_conv2d_native_backprop_filter,
+    depthwise_conv2d_native_backprop_input)
+from gradflow.ops.nn.convolution_more import (  # noqa: F401
+    depthwise_conv2d_native_backprop_filter as depthwise_conv2d_backprop_filter,
+    depthwise_conv2d_native_backprop_input as depthwise_conv2d_backprop_input)
+from gradflow.ops.array.blocks import (  # noqa: F401
+    depth_to_space, space_to_batch, space_to_depth)
