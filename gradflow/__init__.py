@@ -109,3 +109,8 @@ from gradflow.ops.checks import (  # noqa: F401,E402
     verify_tensor_all_finite)
 from gradflow import dtypes  # noqa: F401,E402
 from gradflow.ops.array.blocks import *  # noqa: F401,F403,E402
+from gradflow.ops.array.partition import *  # noqa: F401,F403,E402
+from gradflow.ops.array.scatter import *  # noqa: F401,F403,E402
+from gradflow.ops.broadcasting import *  # noqa: F401,F403,E402
+from gradflow.ops.counting import *  # noqa: F401,F403,E402
+from gradflow.ops.special_math import betainc, igamma, igammac, zeta  # noqa: F401,E402

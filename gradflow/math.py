@@ -21,3 +21,5 @@ from gradflow.ops.extra_math import xlog1py  # noqa: F401
 from gradflow.ops.array import invert_permutation  # noqa: F401
 from gradflow.ops.nn import l2_normalize, log_softmax, softmax, top_k  # noqa: F401
 from gradflow.ops.in_top_k import in_top_k  # noqa: F401
+from gradflow.ops.counting import bincount, confusion_matrix  # noqa: F401
+from gradflow.ops.special_math import betainc, igamma, igammac, zeta  # noqa: F401

@@ -5,3 +5,4 @@ from gradflow.ops.candidate_sampling import (  # noqa: F401
 from gradflow.ops.random import (  # noqa: F401
     get_seed, random_normal as normal, random_shuffle as shuffle,
     random_uniform as uniform, set_random_seed, truncated_normal)
+from gradflow.ops.random import random_gamma as gamma, random_poisson as poisson  # noqa: F401

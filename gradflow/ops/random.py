@@ -18,16 +18,18 @@ import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.graph import Tensor, get_default_graph, name_scope
-from gradflow.framework.registry import NotDifferentiable, define_op
+from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
 from gradflow.ops.common import (FLOATING, apply_op, as_tensor, check_dtype_in, constructor,
                                  static_ints)
+from gradflow.ops.broadcasting import broadcast_dynamic_shape
 from gradflow.ops.primitives import shape_tensor
+from gradflow.ops.special_math import igamma_grad_a, log_gamma_density
 
 __all__ = ["random_uniform", "random_normal", "truncated_normal", "random_shuffle",
-           "set_random_seed", "get_seed"]
+           "set_random_seed", "get_seed", "random_gamma", "random_poisson"]
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2 ** 31 - 1
@@ -250,3 +252,89 @@ def random_shuffle(value, seed: Optional[int] = None, name: Optional[str] = None
     """``value`` with its first dimension randomly permuted."""
     x = as_tensor(value, name="value")
     return apply_op("RandomShuffle", [x], name=name or "RandomShuffle", **_seed_attrs(seed))
+
+
+# ------------------------------------------------------------ gamma and Poisson
+def _infer_with_parameter(inputs, attrs):
+    """``shape`` samples of each parameter: shape + the parameter's shape."""
+    sizes, parameter = inputs
+    dtype = attrs.get("dtype", parameter.dtype)
+    return [(dtype, _static_shape(sizes).concatenate(parameter.shape))]
+
+
+def _gamma_kernel(ctx, shape, alpha, *, seed, seed2, stream):
+    size = tuple(int(d) for d in shape) + alpha.shape
+    return _draw(ctx, seed, seed2, stream,
+                 lambda gen: gen.standard_gamma(alpha, size=size).astype(alpha.dtype))
+
+
+def _poisson_kernel(ctx, shape, rate, *, dtype, seed, seed2, stream):
+    size = tuple(int(d) for d in shape) + rate.shape
+    return _draw(ctx, seed, seed2, stream,
+                 lambda gen: gen.poisson(rate, size=size).astype(dtype.as_numpy_dtype))
+
+
+define_op("RandomGamma", infer=_infer_with_parameter, kernel=_gamma_kernel, stateful=True,
+          needs_context=True, state_key=_stream_key)
+_define_random("RandomPoissonV2", _infer_with_parameter, _poisson_kernel)
+
+
+def _gamma_sample_grad(alpha: np.ndarray, sample: np.ndarray) -> np.ndarray:
+    """d sample / d alpha of a standard gamma sample at fixed CDF value (implicit
+    reparameterization): -(dP/dalpha) / (dP/dx)."""
+    with np.errstate(all="ignore"):
+        grad = -igamma_grad_a(alpha, sample) / np.exp(log_gamma_density(alpha, sample))
+    return grad.astype(sample.dtype)
+
+
+define_op("RandomGammaGrad", infer=lambda inputs, attrs: [(inputs[1].dtype, inputs[1].shape)],
+          kernel=_gamma_sample_grad)
+NotDifferentiable("RandomGammaGrad")
+
+
+@RegisterGradient("RandomGamma")
+def _random_gamma_grad(op, grad):
+    """The samples move with ``alpha`` (implicit reparameterization, as TF)."""
+    sizes, alpha = op.inputs
+    leading = _static_shape(sizes).ndims
+    if leading is None or alpha.shape.ndims is None:
+        raise ValueError("the gradient of random_gamma needs samples of known rank")
+    wide = array.reshape(alpha, [1] * leading + [-1 if d is None else d
+                                                 for d in alpha.shape.as_list()]) \
+        if leading else alpha
+    partial = apply_op("RandomGammaGrad", [wide, op.outputs[0]], name="RandomGammaGrad")
+    return None, math_ops.reduce_sum(grad * partial, list(range(leading)))
+
+
+@constructor("random_gamma", "shape", "alpha", "beta", "dtype", "seed", single_op=False)
+def random_gamma(shape, alpha, beta=None, dtype=dtypes.float32, seed: Optional[int] = None,
+                 name: Optional[str] = None) -> Tensor:
+    """``shape`` samples from each Gamma(``alpha``, rate ``beta``) distribution (output
+    shape: shape + broadcast shape of alpha and beta), at least the smallest normal."""
+    dtype = _sample_dtype(dtype, "random_gamma")
+    with name_scope(name, "random_gamma", [shape, alpha, beta]):
+        sizes = _shape_tensor(shape)
+        alpha = as_tensor(alpha, dtype=dtype, name="alpha")
+        beta = as_tensor(1.0 if beta is None else beta, dtype=dtype, name="beta")
+        broadcast = array.broadcast_to(alpha, broadcast_dynamic_shape(
+            array.shape(alpha), array.shape(beta)))
+        sample = apply_op("RandomGamma", [sizes, broadcast], name="RandomGamma",
+                          **_seed_attrs(seed))
+        tiny = np.finfo(dtype.as_numpy_dtype).tiny
+        return math_ops.maximum(as_tensor(tiny, dtype=dtype), sample / beta)
+
+
+@constructor("random_poisson", "lam", "shape", "dtype", "seed", single_op=False)
+def random_poisson(lam, shape, dtype=dtypes.float32, seed: Optional[int] = None,
+                   name: Optional[str] = None) -> Tensor:
+    """``shape`` samples from each Poisson(``lam``) distribution (shape + lam's shape)."""
+    dtype = dtypes.as_dtype(dtype)
+    if dtype not in FLOATING + _INT_TYPES:
+        raise ValueError(f"Invalid dtype {dtype!r} for random_poisson")
+    with name_scope(name, "random_poisson", [lam, shape]):
+        sizes = _shape_tensor(shape)
+        rate = as_tensor(lam, name="lam", dtype=None if isinstance(lam, Tensor)
+                         else dtypes.float32)
+        check_dtype_in(rate, FLOATING + _INT_TYPES, "RandomPoissonV2", "rate")
+        return apply_op("RandomPoissonV2", [sizes, rate], name="RandomPoissonV2", dtype=dtype,
+                        **_seed_attrs(seed))

@@ -27,7 +27,8 @@ __all__ = ["Variable", "global_variables", "trainable_variables", "local_variabl
            "variables_initializer", "initialize_all_variables", "assign", "assign_add",
            "assign_sub", "is_variable_initialized", "report_uninitialized_variables",
            "scatter_update", "scatter_add", "scatter_sub", "scatter_mul", "scatter_div",
-           "scatter_nd_update"]
+           "scatter_nd_update", "scatter_max", "scatter_min", "scatter_nd_add",
+           "scatter_nd_sub"]
 
 
 class VariableRef:
@@ -116,7 +117,11 @@ def _divide(a, b):
 
 # How each scatter op combines the old rows with the updates (None: replaces them).
 _SCATTER_COMBINE = {"ScatterUpdate": None, "ScatterAdd": np.add, "ScatterSub": np.subtract,
-                    "ScatterMul": np.multiply, "ScatterDiv": _divide}
+                    "ScatterMul": np.multiply, "ScatterDiv": _divide,
+                    "ScatterMax": np.maximum, "ScatterMin": np.minimum}
+# The same for the N-d scatters.
+_SCATTER_ND_COMBINE = {"ScatterNdUpdate": None, "ScatterNdAdd": np.add,
+                       "ScatterNdSub": np.subtract}
 
 
 def _check_row_indices(indices: np.ndarray, rows: int) -> None:
@@ -144,20 +149,26 @@ def _scatter_kernel(op_type: str):
     return kernel
 
 
-def _scatter_nd_update_kernel(ctx, ref, indices, updates, *, use_locking=True):
-    updated = np.array(ctx.read_variable(ref.key, ref.key), copy=True)
-    depth = indices.shape[-1]
-    points = np.asarray(indices).reshape(-1, depth)
-    values = np.asarray(updates, dtype=updated.dtype).reshape(
-        (points.shape[0],) + updated.shape[depth:])
-    for i, (point, value) in enumerate(zip(points, values, strict=True)):
-        if any(not 0 <= p < n for p, n in zip(point, updated.shape, strict=False)):
-            raise errors.InvalidArgumentError(
-                None, None, f"indices[{i}] = [{', '.join(str(int(p)) for p in point)}] does "
-                f"not index into shape [{','.join(str(n) for n in updated.shape)}]")
-        updated[tuple(point)] = value
-    ctx.write_variable(ref.key, updated)
-    return updated
+def _scatter_nd_kernel(op_type: str):
+    combine = _SCATTER_ND_COMBINE[op_type]
+
+    def kernel(ctx, ref, indices, updates, *, use_locking=True):
+        updated = np.array(ctx.read_variable(ref.key, ref.key), copy=True)
+        depth = indices.shape[-1]
+        points = np.asarray(indices).reshape(-1, depth)
+        values = np.asarray(updates, dtype=updated.dtype).reshape(
+            (points.shape[0],) + updated.shape[depth:])
+        for i, (point, value) in enumerate(zip(points, values, strict=True)):
+            if any(not 0 <= p < n for p, n in zip(point, updated.shape, strict=False)):
+                raise errors.InvalidArgumentError(
+                    None, None, f"indices[{i}] = [{', '.join(str(int(p)) for p in point)}] "
+                    f"does not index into shape [{','.join(str(n) for n in updated.shape)}]")
+            at = tuple(point)
+            updated[at] = value if combine is None else combine(updated[at], value)
+        ctx.write_variable(ref.key, updated)
+        return updated
+    kernel.__name__ = f"_{op_type}_kernel"
+    return kernel
 
 
 def _check_scatter_types(op_type: str, ref: Tensor, indices: Tensor, updates: Tensor) -> None:
@@ -183,17 +194,19 @@ def _infer_scatter(op_type: str):
     return infer
 
 
-def _infer_scatter_nd_update(inputs, attrs):
-    ref, indices, updates = inputs
-    _check_scatter_types("ScatterNdUpdate", ref, indices, updates)
-    dims, ref_dims = indices.shape.as_tuple(), ref.shape.as_tuple()
-    if dims is not None and ref_dims is not None and dims and dims[-1] is not None:
-        expected = TensorShape(dims[:-1] + ref_dims[dims[-1]:])
-        if not expected.is_compatible_with(updates.shape):
-            raise ValueError(f"Shapes of updates and indices must match for 'ScatterNdUpdate': "
-                             f"updates has shape {updates.shape}, but indices {indices.shape} "
-                             f"into ref {ref.shape} need {expected}.")
-    return [(ref.dtype, ref.shape)]
+def _infer_scatter_nd(op_type: str):
+    def infer(inputs, attrs):
+        ref, indices, updates = inputs
+        _check_scatter_types(op_type, ref, indices, updates)
+        dims, ref_dims = indices.shape.as_tuple(), ref.shape.as_tuple()
+        if dims is not None and ref_dims is not None and dims and dims[-1] is not None:
+            expected = TensorShape(dims[:-1] + ref_dims[dims[-1]:])
+            if not expected.is_compatible_with(updates.shape):
+                raise ValueError(f"Shapes of updates and indices must match for '{op_type}': "
+                                 f"updates has shape {updates.shape}, but indices "
+                                 f"{indices.shape} into ref {ref.shape} need {expected}.")
+        return [(ref.dtype, ref.shape)]
+    return infer
 
 
 define_op("Assign", infer=_infer_assign, kernel=_assign_kernel, stateful=True,
@@ -205,8 +218,9 @@ define_op("AssignSub", infer=_infer_update, kernel=_update_kernel(-1), stateful=
 for _op_type in _SCATTER_COMBINE:
     define_op(_op_type, infer=_infer_scatter(_op_type), kernel=_scatter_kernel(_op_type),
               stateful=True, needs_context=True)
-define_op("ScatterNdUpdate", infer=_infer_scatter_nd_update, kernel=_scatter_nd_update_kernel,
-          stateful=True, needs_context=True)
+for _op_type in _SCATTER_ND_COMBINE:
+    define_op(_op_type, infer=_infer_scatter_nd(_op_type), kernel=_scatter_nd_kernel(_op_type),
+              stateful=True, needs_context=True)
 define_op("IsVariableInitialized", infer=lambda inputs, attrs: [(dtypes.bool, TensorShape([]))],
           kernel=lambda ctx, ref: np.asarray(ctx.is_initialized(ref.key)), stateful=True,
           needs_context=True)
@@ -221,7 +235,7 @@ def _no_scatter_gradient(op, *grads):
                       "`@tf.RegisterGradient` for correct autodiff, which this op is lacking.")
 
 
-for _op_type in (*_SCATTER_COMBINE, "ScatterNdUpdate"):
+for _op_type in (*_SCATTER_COMBINE, *_SCATTER_ND_COMBINE):
     RegisterGradient(_op_type)(_no_scatter_gradient)
 
 
@@ -572,6 +586,26 @@ def scatter_div(ref, indices, updates, use_locking: bool = False, name=None) -> 
 def scatter_nd_update(ref, indices, updates, use_locking: bool = True, name=None) -> Tensor:
     """Sets the elements or slices of variable ``ref`` at N-d ``indices`` to ``updates``."""
     return _scatter("ScatterNdUpdate", ref, indices, updates, use_locking, name)
+
+
+def scatter_max(ref, indices, updates, use_locking: bool = False, name=None) -> Tensor:
+    """Rows ``indices`` of variable ``ref`` become their maximum with ``updates``."""
+    return _scatter("ScatterMax", ref, indices, updates, use_locking, name)
+
+
+def scatter_min(ref, indices, updates, use_locking: bool = False, name=None) -> Tensor:
+    """Rows ``indices`` of variable ``ref`` become their minimum with ``updates``."""
+    return _scatter("ScatterMin", ref, indices, updates, use_locking, name)
+
+
+def scatter_nd_add(ref, indices, updates, use_locking: bool = False, name=None) -> Tensor:
+    """Adds ``updates`` into variable ``ref`` at N-d ``indices`` (repeats add up)."""
+    return _scatter("ScatterNdAdd", ref, indices, updates, use_locking, name)
+
+
+def scatter_nd_sub(ref, indices, updates, use_locking: bool = False, name=None) -> Tensor:
+    """Subtracts ``updates`` from variable ``ref`` at N-d ``indices``."""
+    return _scatter("ScatterNdSub", ref, indices, updates, use_locking, name)
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None) -> Tensor:

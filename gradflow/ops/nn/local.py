@@ -9,6 +9,7 @@ of the shared window geometry (``windows.py``), loops running over taps only.
 """
 from __future__ import annotations
 
+import collections
 from typing import Optional
 
 import numpy as np
@@ -248,19 +249,8 @@ def max_pool_with_argmax(input, ksize, strides, padding,  # noqa: A002 - TF's na
     return _ArgmaxResult(output, argmax)
 
 
-class _ArgmaxResult(tuple):
-    """``(output, argmax)``, also by name, as TF's namedtuple result."""
-
-    def __new__(cls, output, argmax):
-        return super().__new__(cls, (output, argmax))
-
-    @property
-    def output(self) -> Tensor:
-        return self[0]
-
-    @property
-    def argmax(self) -> Tensor:
-        return self[1]
+# ``(output, argmax)``, also by name, as TF's result.
+_ArgmaxResult = collections.namedtuple("MaxPoolWithArgmax", ["output", "argmax"])
 
 
 # ------------------------------------------------------------ crelu, relu_layer
