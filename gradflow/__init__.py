@@ -114,3 +114,5 @@ from gradflow.ops.array.scatter import *  # noqa: F401,F403,E402
 from gradflow.ops.broadcasting import *  # noqa: F401,F403,E402
 from gradflow.ops.counting import *  # noqa: F401,F403,E402
 from gradflow.ops.special_math import betainc, igamma, igammac, zeta  # noqa: F401,E402
+from gradflow.ops.lookup_ops import initialize_all_tables, tables_initializer  # noqa: F401,E402
+from gradflow import lookup  # noqa: F401,E402

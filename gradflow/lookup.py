@@ -1,0 +1,3 @@
+"""``gf.lookup``: lookup tables under their ``tf.lookup`` names."""
+from gradflow.ops.lookup_ops import (  # noqa: F401
+    KeyValueTensorInitializer, StaticHashTable, TextFileIndex, TextFileInitializer)
