@@ -116,3 +116,8 @@ from gradflow.ops.counting import *  # noqa: F401,F403,E402
 from gradflow.ops.special_math import betainc, igamma, igammac, zeta  # noqa: F401,E402
 from gradflow.ops.lookup_ops import initialize_all_tables, tables_initializer  # noqa: F401,E402
 from gradflow import lookup  # noqa: F401,E402
+from gradflow.ops.sparse_more import *  # noqa: F401,F403,E402
+from gradflow.ops.sparse_rows import (  # noqa: F401,E402
+    edit_distance, sparse_fill_empty_rows, sparse_merge, sparse_reduce_max,
+    sparse_reduce_max_sparse, sparse_reduce_sum_sparse, sparse_reset_shape, sparse_retain,
+    sparse_to_indicator, sparse_transpose)
