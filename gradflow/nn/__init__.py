@@ -16,7 +16,8 @@ from gradflow.ops.math import zero_fraction  # noqa: F401
 from gradflow.nn import rnn_cell  # noqa: F401
 from gradflow.nn.rnn import (  # noqa: F401
     bidirectional_dynamic_rnn, dynamic_rnn, raw_rnn, static_bidirectional_rnn, static_rnn)
-from gradflow.nn.embedding import embedding_lookup, embedding_lookup_sparse  # noqa: F401
+from gradflow.nn.embedding import (  # noqa: F401
+    embedding_lookup, embedding_lookup_sparse, safe_embedding_lookup_sparse)
 from gradflow.nn.sampled_losses import nce_loss, sampled_softmax_loss  # noqa: F401
 from gradflow.ops.candidate_sampling import (  # noqa: F401
     compute_accidental_hits, fixed_unigram_candidate_sampler, learned_unigram_candidate_sampler,

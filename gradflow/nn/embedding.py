@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from gradflow.framework import dtypes
-from gradflow.framework.constant import convert_to_tensor
+from gradflow.framework.constant import constant_value, convert_to_tensor
 from gradflow.framework.graph import Tensor, name_scope
 from gradflow.framework.sparse_tensor import SparseTensor
 from gradflow.ops import array
@@ -18,8 +18,10 @@ from gradflow.ops import math as math_ops
 from gradflow.ops import nn as nn_ops
 from gradflow.ops import segments
 from gradflow.ops.common import graph_for
+from gradflow.ops.sparse_more import sparse_reshape
+from gradflow.ops.sparse_rows import sparse_fill_empty_rows, sparse_retain
 
-__all__ = ["embedding_lookup", "embedding_lookup_sparse"]
+__all__ = ["embedding_lookup", "embedding_lookup_sparse", "safe_embedding_lookup_sparse"]
 
 _COMBINERS = ("mean", "sqrtn", "sum")
 
@@ -108,3 +110,58 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str 
         norms = math_ops.sqrt(segments.segment_sum(math_ops.pow(weights, 2), segment_ids))
         return math_ops.div_no_nan(summed, norms, name=scope)
 
+
+
+def _prune(sp_ids: SparseTensor, sp_weights: Optional[SparseTensor], keep: Tensor) -> tuple:
+    """The entries of ids (and weights) where ``keep`` holds."""
+    ids = sparse_retain(sp_ids, keep)
+    return ids, None if sp_weights is None else sparse_retain(sp_weights, keep)
+
+
+def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=None,
+                                 combiner: str = "mean", default_id: Optional[int] = None,
+                                 name: Optional[str] = None, partition_strategy: str = "div",
+                                 max_norm: Optional[float] = None) -> Tensor:
+    """``embedding_lookup_sparse`` that tolerates bad input, as TF1's: ids of any rank
+    (the last dimension is combined), negative ids and (unless summing) non-positive
+    weights dropped, and empty rows given ``default_id``'s embedding (zeros when None)."""
+    if embedding_weights is None:
+        raise ValueError(f"Missing embedding_weights {embedding_weights}.")
+    tables = _tables(embedding_weights)
+    tables = [t if hasattr(t, "initializer") else convert_to_tensor(t) for t in tables]
+    if not isinstance(sparse_ids, SparseTensor):
+        raise TypeError(f"sparse_ids must be SparseTensor, got {type(sparse_ids)}")
+    graph = graph_for(tables + [sparse_ids.values])
+    with graph.as_default(), graph.atomic(), name_scope(
+            name, "embedding_lookup", tables + [sparse_ids.values]) as scope:
+        original_shape = sparse_ids.dense_shape
+        rank = sparse_ids.shape.ndims
+        if rank is None:
+            raise ValueError("safe_embedding_lookup_sparse needs sparse_ids of known rank")
+        rows = math_ops.reduce_prod(original_shape[:rank - 1])
+        flat_ids = sparse_reshape(sparse_ids, array.stack([rows, original_shape[rank - 1]]))
+        weights = None if sparse_weights is None else SparseTensor(
+            flat_ids.indices, sparse_weights.values, flat_ids.dense_shape)
+        flat_ids, weights = _prune(flat_ids, weights,
+                                   math_ops.greater_equal(flat_ids.values, 0))
+        if combiner != "sum" and weights is not None:
+            flat_ids, weights = _prune(flat_ids, weights,
+                                       math_ops.greater(weights.values, 0))
+        flat_ids, empty = sparse_fill_empty_rows(flat_ids, default_id or 0)
+        if weights is not None:
+            weights, _ = sparse_fill_empty_rows(weights, 1.0)
+        result = embedding_lookup_sparse(tables, flat_ids, weights, combiner=combiner,
+                                         partition_strategy=partition_strategy,
+                                         name=None if default_id is None else scope,
+                                         max_norm=max_norm)
+        if default_id is None:
+            empty = array.tile(array.reshape(empty, [-1, 1]),
+                               array.stack([1, array.shape(result)[1]]))
+            result = math_ops.where(empty, array.zeros_like(result), result, name=scope)
+        outer = math_ops.cast(original_shape[:rank - 1], dtypes.int32)
+        final = array.reshape(result, array.concat([outer, array.shape(result)[1:]], 0))
+        known = constant_value(original_shape)
+        outer_dims = [None] * (rank - 1) if known is None else [int(d) for d in known[:-1]]
+        if result.shape.ndims is not None:
+            final.set_shape(outer_dims + result.shape.as_list()[1:])
+        return final

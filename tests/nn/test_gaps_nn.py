@@ -184,3 +184,26 @@ def test_second_order_gradients():
         (first,) = gf.gradients(gf.reduce_sum(gf.nn.lrn(t)), [t])
         with pytest.raises(LookupError, match="No gradient defined for operation"):
             gf.gradients(gf.reduce_sum(first), [t])
+
+
+def test_safe_embedding_lookup_sparse_matches_tf1():
+    with gf.Graph().as_default():
+        w = gf.constant(np.arange(12, dtype=np.float32).reshape(4, 3))
+        indices = [[0, 0, 0], [0, 0, 1], [1, 1, 0], [1, 1, 1]]
+        ids = gf.SparseTensor(indices, gf.constant([1, -1, 2, 3], gf.int64), [2, 2, 2])
+        weights = gf.SparseTensor(indices, [2.0, 1.0, 0.0, 1.0], [2, 2, 2])
+        out = {"safe_mean": gf.nn.safe_embedding_lookup_sparse(w, ids, weights),
+               "safe_sum": gf.nn.safe_embedding_lookup_sparse(w, ids, None, combiner="sum",
+                                                              default_id=3),
+               "safe_sqrtn": gf.nn.safe_embedding_lookup_sparse([w[:2], w[2:]], ids, weights,
+                                                                combiner="sqrtn")}
+        out["safe_grad"] = gf.convert_to_tensor(
+            gf.gradients(gf.reduce_sum(out["safe_mean"] ** 2), w)[0])
+        for key, tensor in out.items():
+            if key != "safe_grad":
+                assert tensor.name == RECORDED["names"]["emb_" + key], key
+            assert tensor.shape.as_list() == RECORDED["shapes"]["emb_" + key], key
+        with gf.Session() as session:
+            got = session.run(out)
+    for key, value in got.items():
+        np.testing.assert_allclose(value, ARRAYS["emb_" + key], rtol=1e-6, err_msg=key)
