@@ -23,3 +23,6 @@ from gradflow.ops.nn import l2_normalize, log_softmax, softmax, top_k  # noqa: F
 from gradflow.ops.in_top_k import in_top_k  # noqa: F401
 from gradflow.ops.counting import bincount, confusion_matrix  # noqa: F401
 from gradflow.ops.special_math import betainc, igamma, igammac, zeta  # noqa: F401
+from gradflow.ops.special_math import (  # noqa: F401
+    bessel_i0, bessel_i0e, bessel_i1, bessel_i1e, erfcinv)
+from gradflow.ops.math_more import cumulative_logsumexp, nextafter, polyval  # noqa: F401

@@ -1,6 +1,7 @@
 """Special functions from SciPy under TF's op types: ``zeta`` (Hurwitz), ``igamma`` and
-``igammac`` (the regularized incomplete gamma functions P and Q) and ``betainc`` (the
-regularized incomplete beta function).
+``igammac`` (the regularized incomplete gamma functions P and Q), ``betainc`` (the
+regularized incomplete beta function), the modified Bessel functions ``bessel_i0``,
+``bessel_i1`` and their exponentially scaled forms, and ``erfcinv``.
 
 Gradients follow TF: ``Zeta`` has one in ``q`` only, ``Betainc`` in ``x`` only; the
 incomplete gammas have both, the derivative in ``a`` being the ``IgammaGradA`` op.
@@ -13,15 +14,17 @@ import numpy as np
 from scipy import special
 
 from gradflow.framework import dtypes
-from gradflow.framework.graph import Tensor
+from gradflow.framework.graph import Tensor, name_scope
 from gradflow.framework.registry import RegisterGradient, define_op, gradient_needed
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import math as math_ops
+from gradflow.ops.array import ones_like
 from gradflow.ops.extra_math import xlog1py
 from gradflow.ops.common import (apply_op, as_tensor, binary_operands, broadcast_shape,
                                  check_dtype_in, constructor)
 
-__all__ = ["zeta", "igamma", "igammac", "betainc", "igamma_grad_a", "log_gamma_density"]
+__all__ = ["zeta", "igamma", "igammac", "betainc", "igamma_grad_a", "log_gamma_density",
+           "bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "erfcinv"]
 
 _REAL = (dtypes.float32, dtypes.float64)
 
@@ -173,3 +176,86 @@ def betainc(a, b, x, name: Optional[str] = None) -> Tensor:
     b = as_tensor(b, name="b", dtype=None if isinstance(b, Tensor) else a.dtype, like=a)
     x = as_tensor(x, name="x", dtype=None if isinstance(x, Tensor) else a.dtype, like=a)
     return apply_op("Betainc", [a, b, x], name=name or "Betainc")
+
+
+# ------------------------------------------------------------ Bessel functions
+def _unary_infer(op_type: str):
+    def infer(inputs, attrs):
+        check_dtype_in(inputs[0], (dtypes.float16, dtypes.float32, dtypes.float64), op_type,
+                       "x")
+        return [(inputs[0].dtype, inputs[0].shape)]
+    return infer
+
+
+for _op_type, _fn in (("BesselI0", special.i0), ("BesselI0e", special.i0e),
+                      ("BesselI1", special.i1), ("BesselI1e", special.i1e)):
+    define_op(_op_type, infer=_unary_infer(_op_type), kernel=_elementwise(_fn))
+
+
+@RegisterGradient("BesselI0")
+def _bessel_i0_grad(op, grad):
+    """I0' = I1."""
+    return grad * bessel_i1(op.inputs[0])
+
+
+@RegisterGradient("BesselI0e")
+def _bessel_i0e_grad(op, grad):
+    """(e^-|x| I0)' = I1e - sign(x) I0e."""
+    x, y = op.inputs[0], op.outputs[0]
+    return grad * (bessel_i1e(x) - math_ops.sign(x) * y)
+
+
+def _over_x(y: Tensor, x: Tensor) -> Tensor:
+    """I1(x) / x (and I1e(x) / x), 1/2 at x = 0 (the limit)."""
+    safe = math_ops.select_v2(math_ops.equal(x, 0), ones_like(x), x)
+    half = math_ops.cast(0.5, x.dtype) * ones_like(x)
+    return math_ops.select_v2(math_ops.equal(x, 0), half, y / safe)
+
+
+@RegisterGradient("BesselI1")
+def _bessel_i1_grad(op, grad):
+    """I1' = I0 - I1 / x."""
+    x, y = op.inputs[0], op.outputs[0]
+    return grad * (bessel_i0(x) - _over_x(y, x))
+
+
+@RegisterGradient("BesselI1e")
+def _bessel_i1e_grad(op, grad):
+    """(e^-|x| I1)' = I0e - I1e (sign(x) + 1 / x)."""
+    x, y = op.inputs[0], op.outputs[0]
+    return grad * (bessel_i0e(x) - math_ops.sign(x) * y - _over_x(y, x))
+
+
+def _unary(op_type: str, default_name: str, x, name: Optional[str]) -> Tensor:
+    with name_scope(name, default_name, [x]):
+        x = as_tensor(x, name="x")
+        return apply_op(op_type, [x], name=op_type)
+
+
+def bessel_i0(x, name: Optional[str] = None) -> Tensor:
+    """The modified Bessel function of the first kind of order 0."""
+    return _unary("BesselI0", "bessel_i0", x, name)
+
+
+def bessel_i0e(x, name: Optional[str] = None) -> Tensor:
+    """``exp(-|x|) * bessel_i0(x)``, finite for large ``|x|``."""
+    return _unary("BesselI0e", "bessel_i0e", x, name)
+
+
+def bessel_i1(x, name: Optional[str] = None) -> Tensor:
+    """The modified Bessel function of the first kind of order 1."""
+    return _unary("BesselI1", "bessel_i1", x, name)
+
+
+def bessel_i1e(x, name: Optional[str] = None) -> Tensor:
+    """``exp(-|x|) * bessel_i1(x)``, finite for large ``|x|``."""
+    return _unary("BesselI1e", "bessel_i1e", x, name)
+
+
+def erfcinv(x, name: Optional[str] = None) -> Tensor:
+    """The inverse of ``erfc`` on (0, 2): ``-ndtri(x / 2) / sqrt(2)``."""
+    with name_scope(name, "erfcinv", [x]):
+        x = as_tensor(x, name="x")
+        check_dtype_in(x, (dtypes.float32, dtypes.float64), "erfcinv", "x")
+        half = math_ops.multiply(math_ops.cast(0.5, x.dtype), x)
+        return math_ops.negative(math_ops.ndtri(half)) * math_ops.cast(np.sqrt(0.5), x.dtype)
