@@ -96,8 +96,9 @@ from gradflow import contrib, xla  # noqa: F401,E402
 # constants, tensor_util helpers, casts and checks.
 from gradflow.framework.graph import add_to_collections  # noqa: F401,E402
 from gradflow.framework.versions import *  # noqa: F401,F403,E402
-from gradflow.framework.tensor_util import (  # noqa: F401,E402
-    get_static_value, make_ndarray, make_tensor_proto)
+from gradflow.framework.tensor_util import *  # noqa: F401,F403,E402
+from gradflow.framework.errors import OpError  # noqa: F401,E402
+from gradflow.framework.registry import NotDifferentiable as NoGradient  # noqa: F401,E402
 from gradflow.ops.state import global_variables as all_variables  # noqa: F401,E402
 from gradflow.ops.state import (  # noqa: F401,E402
     local_variables_initializer as initialize_local_variables,

@@ -1,18 +1,27 @@
 """TF1's ``tensor_util`` helpers: ``make_tensor_proto``, ``make_ndarray`` and
-``get_static_value`` (values as ``TensorProto`` and back; values known while building)."""
+``get_static_value`` (values as ``TensorProto`` and back; values known while building),
+and the small conversions TF1 programs call: ``convert_to_tensor_or_indexed_slices``,
+``convert_to_tensor_or_sparse_tensor``, ``dimension_at_index``, ``init_scope``."""
 from __future__ import annotations
 
-from typing import Optional
+import contextlib
+from typing import Iterator, Optional
 
 import numpy as np
 from tensorboard.compat.proto import tensor_pb2
 
 from gradflow.framework import dtypes
-from gradflow.framework.constant import constant_value
+from gradflow.framework.constant import constant_value, convert_to_tensor
+from gradflow.framework.graph import get_default_graph
+from gradflow.framework.indexed_slices import IndexedSlices
+from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from gradflow.framework.tensor_shape import Dimension, TensorShape
 from gradflow.framework.tensor_proto import make_ndarray
 from gradflow.framework.tensor_proto import make_tensor_proto as _array_proto
 
-__all__ = ["make_tensor_proto", "make_ndarray", "get_static_value"]
+__all__ = ["make_tensor_proto", "make_ndarray", "get_static_value",
+           "convert_to_tensor_or_indexed_slices", "convert_to_tensor_or_sparse_tensor",
+           "dimension_at_index", "init_scope"]
 
 
 def make_tensor_proto(values, dtype=None, shape=None, verify_shape: bool = False,
@@ -54,3 +63,46 @@ def get_static_value(tensor, partial: bool = False) -> Optional[np.ndarray]:
         raise ValueError("get_static_value: partial=True (partially known values) is not "
                          "supported; pass partial=False")
     return constant_value(tensor)
+
+
+def convert_to_tensor_or_indexed_slices(value, dtype=None, name: Optional[str] = None):
+    """``value`` itself when it is ``IndexedSlices``, else ``convert_to_tensor(value)``."""
+    if isinstance(value, IndexedSlices):
+        if dtype is not None and dtypes.as_dtype(dtype) is not value.dtype:
+            raise ValueError(f"Incompatible tensor conversion requested to dtype "
+                             f"{dtypes.as_dtype(dtype).name} for IndexedSlices with dtype "
+                             f"{value.dtype.name}")
+        return value
+    return convert_to_tensor(value, dtype=dtype, name=name)
+
+
+def convert_to_tensor_or_sparse_tensor(value, dtype=None, name: Optional[str] = None):
+    """``value`` as a SparseTensor when it is one (or a ``SparseTensorValue``), else
+    ``convert_to_tensor(value)``."""
+    if isinstance(value, SparseTensorValue):
+        value = SparseTensor.from_value(value)
+    if isinstance(value, SparseTensor):
+        if dtype is not None and dtypes.as_dtype(dtype) is not value.dtype:
+            raise RuntimeError(f"Sparse dtype mismatch. Requested: "
+                               f"{dtypes.as_dtype(dtype).name},  Actual: {value.dtype.name}")
+        return value
+    return convert_to_tensor(value, dtype=dtype, name=name)
+
+
+def dimension_at_index(shape, index: int) -> Dimension:
+    """Dimension ``index`` of ``shape`` (an unknown one when the rank is unknown)."""
+    shape = shape if isinstance(shape, TensorShape) else TensorShape(shape)
+    if shape.ndims is None:
+        return Dimension(None)
+    return shape.dims[index]
+
+
+@contextlib.contextmanager
+def init_scope() -> Iterator[None]:
+    """Builds in the outermost graph (out of any function or loop body being built)
+    with no control dependencies, as variable initializers are built."""
+    graph = get_default_graph()
+    while graph.outer_graph is not None:
+        graph = graph.outer_graph
+    with graph.as_default(), graph.control_dependencies(None):
+        yield

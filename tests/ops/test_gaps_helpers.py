@@ -196,3 +196,26 @@ def test_namespaces_and_constants():
     for name in ("is_finite", "is_inf", "is_nan"):
         assert getattr(tf1.debugging, name) is getattr(tf1.math, name)
     assert tf1.nn.zero_fraction is tf1.math.zero_fraction
+
+
+def test_small_conversions_and_scopes_match_tf1():
+    misc = RECORDED["misc"]
+    assert [str(gf.dimension_at_index(gf.TensorShape([2, 3]), 1)),
+            str(gf.dimension_at_index(gf.TensorShape(None), 0))] == misc["dimension_at_index"]
+    graph = gf.Graph()
+    with graph.as_default():
+        x = gf.constant(1.0)
+        with gf.control_dependencies([x.op]):
+            with gf.init_scope():
+                y = gf.constant(2.0, name="lifted")
+            z = gf.constant(3.0, name="kept")
+        assert [[op.name for op in y.op.control_inputs],
+                [op.name for op in z.op.control_inputs]] == misc["init_scope_controls"]
+        sp = gf.convert_to_tensor_or_sparse_tensor(gf.SparseTensorValue([[0]], [1.0], [2]))
+        dense = gf.convert_to_tensor_or_indexed_slices([1, 2])
+        assert [type(sp).__name__, dense.name] == misc["convert_kinds"]
+        with pytest.raises(RuntimeError) as raised:
+            gf.convert_to_tensor_or_sparse_tensor(sp, dtype=gf.int32)
+        assert str(raised.value) == RECORDED["errors"]["convert_sparse_dtype"]["message"]
+    assert (tf1.NoGradient is tf1.NotDifferentiable) is misc["no_gradient_is_not_differentiable"]
+    assert (tf1.OpError is tf1.errors.OpError) is misc["op_error"]
