@@ -122,3 +122,4 @@ from gradflow.ops.sparse_rows import (  # noqa: F401,E402
     edit_distance, sparse_fill_empty_rows, sparse_merge, sparse_reduce_max,
     sparse_reduce_max_sparse, sparse_reduce_sum_sparse, sparse_reset_shape, sparse_retain,
     sparse_to_indicator, sparse_transpose)
+from gradflow.ops.math_more import sparse_matmul  # noqa: F401,E402

@@ -36,3 +36,6 @@ from gradflow.ops.nn.convolution_more import (  # noqa: F401
     depthwise_conv2d_native_backprop_input as depthwise_conv2d_backprop_input)
 from gradflow.ops.array.blocks import (  # noqa: F401
     depth_to_space, space_to_batch, space_to_depth)
+from gradflow.ops.nn.dispatch import (  # noqa: F401
+    avg_pool_v2, batch_norm_with_global_normalization, compute_average_loss, conv_transpose,
+    max_pool_v2, scale_regularization_loss, with_space_to_batch)

@@ -1,6 +1,7 @@
 """``tf.math`` odds and ends TF1 programs use: ``nextafter`` (``NextAfter``),
-``polyval`` (Horner's scheme from public ops) and ``cumulative_logsumexp``
-(``CumulativeLogsumexp``, a stable running log-sum-exp)."""
+``polyval`` (Horner's scheme from public ops), ``cumulative_logsumexp``
+(``CumulativeLogsumexp``, a stable running log-sum-exp) and ``sparse_matmul``
+(``SparseMatMul``: a matrix product whose sparsity flags are hints)."""
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -10,6 +11,7 @@ import numpy as np
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.graph import Tensor, name_scope
+from gradflow.framework.tensor_shape import TensorShape
 from gradflow.framework.registry import RegisterGradient, define_op, gradient_needed
 from gradflow.ops import math as math_ops
 from gradflow.ops.array import ones_like
@@ -17,7 +19,7 @@ from gradflow.ops.common import (apply_op, as_tensor, binary_operands, broadcast
                                  check_dtype_in, constructor, static_ints)
 from gradflow.ops.primitives import zeros_like
 
-__all__ = ["nextafter", "polyval", "cumulative_logsumexp"]
+__all__ = ["nextafter", "polyval", "cumulative_logsumexp", "sparse_matmul"]
 
 _FLOATS = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 
@@ -128,3 +130,58 @@ def cumulative_logsumexp(x, axis=0, exclusive: bool = False, reverse: bool = Fal
                      else dtypes.int32, like=x)
     return apply_op("CumulativeLogsumexp", [x, axis], name=name or "CumulativeLogsumexp",
                     exclusive=bool(exclusive), reverse=bool(reverse))
+
+
+# --------------------------------------------------------------- SparseMatMul
+def _infer_sparse_matmul(inputs, attrs):
+    a, b = inputs
+    for t, arg in ((a, "a"), (b, "b")):
+        check_dtype_in(t, (dtypes.float32, dtypes.bfloat16), "SparseMatMul", arg)
+        if t.shape.ndims not in (None, 2):
+            raise ValueError(f"Shape must be rank 2 but is rank {t.shape.ndims} for "
+                             f"'SparseMatMul' input '{arg}'.")
+    rows = a.shape.as_list()[1 if attrs["transpose_a"] else 0] if a.shape.ndims == 2 else None
+    columns = b.shape.as_list()[0 if attrs["transpose_b"] else 1] \
+        if b.shape.ndims == 2 else None
+    inner = [t.shape.as_list()[i] for t, i in ((a, 0 if attrs["transpose_a"] else 1),
+                                               (b, 1 if attrs["transpose_b"] else 0))
+             if t.shape.ndims == 2]
+    if len(inner) == 2 and None not in inner and inner[0] != inner[1]:
+        raise ValueError(f"Dimensions must be equal, but are {inner[0]} and {inner[1]} for "
+                         f"'SparseMatMul' with input shapes: {a.shape}, {b.shape}.")
+    return [(dtypes.float32, TensorShape([rows, columns]))]
+
+
+def _sparse_matmul_kernel(a, b, *, transpose_a, transpose_b, a_is_sparse, b_is_sparse):
+    left = a.T if transpose_a else a
+    right = b.T if transpose_b else b
+    return np.matmul(left.astype(np.float32), right.astype(np.float32))
+
+
+define_op("SparseMatMul", infer=_infer_sparse_matmul, kernel=_sparse_matmul_kernel)
+
+
+@RegisterGradient("SparseMatMul")
+def _sparse_matmul_grad(op, grad):
+    """The gradients of a dense product (the sparsity flags change no value)."""
+    a, b = op.inputs
+    t_a, t_b = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    grad_a = (math_ops.matmul(b, grad, transpose_a=t_b, transpose_b=True) if t_a else
+              math_ops.matmul(grad, b, transpose_b=not t_b))
+    grad_b = (math_ops.matmul(grad, a, transpose_a=True, transpose_b=t_a) if t_b else
+              math_ops.matmul(a, grad, transpose_a=not t_a))
+    return (math_ops.cast(grad_a, a.dtype) if gradient_needed(a) else None,
+            math_ops.cast(grad_b, b.dtype) if gradient_needed(b) else None)
+
+
+@constructor("SparseMatMul", "a", "b")
+def sparse_matmul(a, b, transpose_a: bool = False, transpose_b: bool = False,
+                  a_is_sparse: bool = False, b_is_sparse: bool = False,
+                  name: Optional[str] = None) -> Tensor:
+    """``matmul(a, b)`` of float32 (or bfloat16) matrices, always float32; the
+    ``*_is_sparse`` flags are TF's speed hints and change no value."""
+    x = convert_to_tensor(a, name="a")
+    y = as_tensor(b, name="b", dtype=None if isinstance(b, Tensor) else x.dtype, like=x)
+    return apply_op("SparseMatMul", [x, y], name=name or "SparseMatMul",
+                    transpose_a=bool(transpose_a), transpose_b=bool(transpose_b),
+                    a_is_sparse=bool(a_is_sparse), b_is_sparse=bool(b_is_sparse))

@@ -207,3 +207,55 @@ def test_safe_embedding_lookup_sparse_matches_tf1():
             got = session.run(out)
     for key, value in got.items():
         np.testing.assert_allclose(value, ARRAYS["emb_" + key], rtol=1e-6, err_msg=key)
+
+
+# gradflow's batch_normalization names its result op after the scope (``batchnorm``),
+# where TF's composition ends in ``batchnorm/add_1``
+_DISPATCH_NAMES_DIFFER = {"bngn", "bngn_noscale"}
+
+
+def test_rank_dispatch_and_older_names_match_tf1():
+    with gf.Graph().as_default():
+        x = gf.constant(INPUTS["dispatch_img"])
+        out = {"bngn": gf.nn.batch_norm_with_global_normalization(
+                   x, gf.constant([0.5, 1.0]), gf.constant([1.0, 2.0]),
+                   gf.constant([0.1, 0.2]), gf.constant([2.0, 3.0]), 0.001, True),
+               "bngn_noscale": gf.nn.batch_norm_with_global_normalization(
+                   x, gf.constant([0.5, 1.0]), gf.constant([1.0, 2.0]),
+                   gf.constant([0.1, 0.2]), gf.constant([2.0, 3.0]), 0.001, False),
+               "mp2": gf.nn.max_pool_v2(x, 2, 2, "VALID"),
+               "ap1": gf.nn.avg_pool_v2(x[0], 2, 1, "SAME"),
+               "convt": gf.nn.conv_transpose(x, gf.constant(INPUTS["dispatch_kernel"]),
+                                             [1, 8, 8, 3], 2),
+               "cal": gf.nn.compute_average_loss(gf.constant([1.0, 2.0, 3.0]),
+                                                 sample_weight=[1.0, 0.5, 2.0]),
+               "cal_global": gf.nn.compute_average_loss(gf.constant([1.0, 2.0, 3.0]),
+                                                        global_batch_size=6),
+               "srl": gf.nn.scale_regularization_loss(gf.constant([4.0, 1.0])),
+               "smm": gf.sparse_matmul(gf.constant([[1.0, 0.0, 2.0]]),
+                                       gf.constant([[1.0, 2.0, 3.0]]), transpose_b=True,
+                                       a_is_sparse=True)}
+        masked = gf.sparse_mask(gf.IndexedSlices(gf.constant([[1.0], [2.0], [3.0]]),
+                                                 gf.constant([0, 3, 5])), gf.constant([3]))
+        out["smask_values"], out["smask_indices"] = masked.values, masked.indices
+        for key, tensor in out.items():
+            if key not in _DISPATCH_NAMES_DIFFER:
+                assert tensor.name == RECORDED["names"]["dp_" + key], key
+            assert tensor.shape.as_list() == RECORDED["shapes"]["dp_" + key], key
+        with gf.Session() as session:
+            got = session.run(out)
+    for key, value in got.items():
+        np.testing.assert_allclose(value, ARRAYS["dp_" + key], rtol=1e-5, atol=1e-6,
+                                   err_msg=key)
+
+
+def test_sparse_matmul_gradient_float32():
+    with gf.Graph().as_default():
+        a = gf.constant([[1.0, 0.0, 2.0], [0.5, -1.0, 0.0]])
+        b = gf.constant([[1.0, 2.0], [3.0, -1.0], [0.0, 1.0]])
+        ga, gb = gf.gradients(gf.reduce_sum(gf.sparse_matmul(a, b, b_is_sparse=True)), [a, b])
+        dense_a, dense_b = gf.gradients(gf.reduce_sum(gf.matmul(a, b)), [a, b])
+        with gf.Session() as session:
+            got, expected = session.run([[ga, gb], [dense_a, dense_b]])
+    for value, want in zip(got, expected, strict=True):
+        np.testing.assert_allclose(value, want)

@@ -12,6 +12,7 @@ import numpy as np
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import constant_value, convert_to_tensor
 from gradflow.framework.graph import Tensor, name_scope
+from gradflow.framework.indexed_slices import IndexedSlices
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import math as math_ops
@@ -23,7 +24,7 @@ from gradflow.ops.primitives import (broadcast_to, range as _range, reshape, sha
                                      stack, zeros_like)
 
 __all__ = ["dynamic_partition", "dynamic_stitch", "unravel_index", "setdiff1d",
-           "parallel_stack", "repeat", "batch_gather"]
+           "parallel_stack", "repeat", "batch_gather", "sparse_mask"]
 
 _INDEX = (dtypes.int32, dtypes.int64)
 
@@ -318,3 +319,14 @@ def batch_gather(params, indices, name: Optional[str] = None) -> Tensor:
         if i.shape.ndims is None:
             raise ValueError("batch_gather does not allow indices with unknown shape.")
         return gather(p, i, batch_dims=i.shape.ndims - 1, axis=i.shape.ndims - 1)
+
+
+def sparse_mask(a: IndexedSlices, mask_indices, name: Optional[str] = None) -> IndexedSlices:
+    """The slices of ``a`` whose indices are not in ``mask_indices``."""
+    if not isinstance(a, IndexedSlices):
+        raise TypeError(f"sparse_mask: a must be IndexedSlices, got {type(a).__name__}")
+    with name_scope(name, "sparse_mask", [a.values, a.indices, mask_indices]) as scope:
+        mask = convert_to_tensor(mask_indices, name="mask_indices")
+        kept, positions = setdiff1d(a.indices, mask)
+        values = gather(a.values, positions, name=scope)
+        return IndexedSlices(values, kept, a.dense_shape)
