@@ -259,3 +259,17 @@ def test_sparse_matmul_gradient_float32():
             got, expected = session.run([[ga, gb], [dense_a, dense_b]])
     for value, want in zip(got, expected, strict=True):
         np.testing.assert_allclose(value, want)
+
+
+def test_with_space_to_batch_equals_dilated_convolution():
+    img, w = INPUTS["img"], INPUTS["w"]
+    with gf.Graph().as_default():
+        x = gf.constant(img)
+        moved = gf.nn.with_space_to_batch(
+            x, [2, 2], "SAME", lambda inp, rank, pad: gf.nn.conv2d(inp, w, [1, 1, 1, 1], pad),
+            filter_shape=[3, 3])
+        direct = gf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", dilations=[1, 2, 2, 1])
+        with gf.Session() as session:
+            got, expected = session.run([moved, direct])
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, ARRAYS["nn_atrous_same"], rtol=2e-5, atol=2e-5)

@@ -117,7 +117,7 @@ def _block_attrs(block_size, data_format: str) -> dict:
 
 
 @constructor("SpaceToDepth", "input")
-def space_to_depth(input, block_size: int, name: Optional[str] = None,  # noqa: A002
+def space_to_depth(input, block_size: int, name: Optional[str] = None,
                    data_format: str = "NHWC") -> Tensor:
     """Moves each ``block_size`` x ``block_size`` spatial block into the channels."""
     attrs = _block_attrs(block_size, data_format)
@@ -126,7 +126,7 @@ def space_to_depth(input, block_size: int, name: Optional[str] = None,  # noqa: 
 
 
 @constructor("DepthToSpace", "input")
-def depth_to_space(input, block_size: int, name: Optional[str] = None,  # noqa: A002
+def depth_to_space(input, block_size: int, name: Optional[str] = None,
                    data_format: str = "NHWC") -> Tensor:
     """Moves channel groups into ``block_size`` x ``block_size`` spatial blocks."""
     attrs = _block_attrs(block_size, data_format)
@@ -260,7 +260,7 @@ def _index_tensor(value, name: str, dtype=dtypes.int32) -> Tensor:
 
 
 @constructor("SpaceToBatchND", "input", "block_shape", "paddings")
-def space_to_batch_nd(input, block_shape, paddings,  # noqa: A002 - TF's name
+def space_to_batch_nd(input, block_shape, paddings,
                       name: Optional[str] = None) -> Tensor:
     """Zero-pads the ``M`` spatial dims after the batch by ``paddings`` and moves each
     ``block_shape`` block's positions into the batch."""
@@ -271,7 +271,7 @@ def space_to_batch_nd(input, block_shape, paddings,  # noqa: A002 - TF's name
 
 
 @constructor("BatchToSpaceND", "input", "block_shape", "crops")
-def batch_to_space_nd(input, block_shape, crops,  # noqa: A002 - TF's name
+def batch_to_space_nd(input, block_shape, crops,
                       name: Optional[str] = None) -> Tensor:
     """The inverse of ``space_to_batch_nd``: batch groups back into ``block_shape``
     blocks, then ``crops`` cut from each spatial dim."""
@@ -290,14 +290,14 @@ def _square_block(block_size, block_shape) -> np.ndarray:
     return np.array([size, size], dtype=np.int64)
 
 
-def space_to_batch(input, paddings, block_size=None,  # noqa: A002 - TF's name
+def space_to_batch(input, paddings, block_size=None,
                    name: Optional[str] = None, block_shape=None) -> Tensor:
     """TF1's 2-D ``space_to_batch``: ``space_to_batch_nd`` with a square block."""
     block = _square_block(block_size, block_shape)
     return space_to_batch_nd(input, block, paddings, name=name)
 
 
-def batch_to_space(input, crops, block_size, name: Optional[str] = None,  # noqa: A002
+def batch_to_space(input, crops, block_size, name: Optional[str] = None,
                    block_shape=None) -> Tensor:
     """TF1's 2-D ``batch_to_space``: ``batch_to_space_nd`` with a square block."""
     block = _square_block(block_size, block_shape)

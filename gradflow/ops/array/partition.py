@@ -272,7 +272,7 @@ def parallel_stack(values: Sequence, name: str = "parallel_stack") -> Tensor:
 
 # -------------------------------------------------------------- repeat, batch_gather
 @constructor("Repeat", "input", "repeats", single_op=False)
-def repeat(input, repeats, axis: Optional[int] = None,  # noqa: A002 - TF's name
+def repeat(input, repeats, axis: Optional[int] = None,
            name: Optional[str] = None) -> Tensor:
     """Each element (``axis`` None: of the flattened input) or slice along ``axis``
     repeated ``repeats`` times (one count, or one per slice)."""

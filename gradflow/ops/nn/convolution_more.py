@@ -36,7 +36,7 @@ def _depthwise_attrs(strides, padding, data_format: str, dilations, op_type: str
 
 # ------------------------------------------------------------ depthwise native
 @constructor("DepthwiseConv2dNative", "input", "filter")
-def depthwise_conv2d_native(input, filter, strides, padding,  # noqa: A002 - TF's names
+def depthwise_conv2d_native(input, filter, strides, padding,
                             data_format: str = "NHWC", dilations=None,
                             name: Optional[str] = None) -> Tensor:
     """The ``DepthwiseConv2dNative`` op itself: ``filter`` [kh, kw, in, multiplier]."""
@@ -47,7 +47,7 @@ def depthwise_conv2d_native(input, filter, strides, padding,  # noqa: A002 - TF'
 
 
 @constructor("DepthwiseConv2dNativeBackpropInput", "input_sizes", "filter", "out_backprop")
-def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop,  # noqa: A002
+def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop,
                                            strides, padding, data_format: str = "NHWC",
                                            dilations=None,
                                            name: Optional[str] = None) -> Tensor:
@@ -59,7 +59,7 @@ def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop,  #
 
 
 @constructor("DepthwiseConv2dNativeBackpropFilter", "input", "filter_sizes", "out_backprop")
-def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop,  # noqa: A002
+def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop,
                                             strides, padding, data_format: str = "NHWC",
                                             dilations=None,
                                             name: Optional[str] = None) -> Tensor:
@@ -136,7 +136,7 @@ def _plain(x: Tensor, w: Tensor, steps, rates, padding: str, channels_first: boo
 
 
 @constructor("convolution", "input", "filter", single_op=False)
-def convolution(input, filter=None, padding=None, strides=None,  # noqa: A002 - TF's names
+def convolution(input, filter=None, padding=None, strides=None,
                 dilation_rate=None, name: Optional[str] = None,
                 data_format: Optional[str] = None, filters=None, dilations=None) -> Tensor:
     """A 1-, 2- or 3-D convolution picked by the filter's rank; dilated channels-last
@@ -222,7 +222,7 @@ def atrous_conv2d_transpose(value, filters, output_shape, rate: int, padding: st
 
 
 @constructor("conv1d_transpose", "input", "filters", "output_shape", single_op=False)
-def conv1d_transpose(input, filters, output_shape, strides, padding: str = "SAME",  # noqa: A002
+def conv1d_transpose(input, filters, output_shape, strides, padding: str = "SAME",
                      data_format: str = "NWC", dilations=None,
                      name: Optional[str] = None) -> Tensor:
     """The transpose of ``conv1d``: ``filters`` [kw, out, in], computed as a 2-D

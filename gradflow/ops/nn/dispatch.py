@@ -27,7 +27,7 @@ __all__ = ["max_pool_v2", "avg_pool_v2", "conv_transpose",
            "scale_regularization_loss", "with_space_to_batch"]
 
 
-def _pool_by_rank(pools: dict, input, ksize, strides, padding,  # noqa: A002
+def _pool_by_rank(pools: dict, input, ksize, strides, padding,
                   data_format: Optional[str], name: Optional[str]) -> Tensor:
     x = convert_to_tensor(input, name="input")
     rank = x.shape.ndims
@@ -41,7 +41,7 @@ def _pool_by_rank(pools: dict, input, ksize, strides, padding,  # noqa: A002
                 name=name)
 
 
-def max_pool_v2(input, ksize, strides, padding: str,  # noqa: A002 - TF's name
+def max_pool_v2(input, ksize, strides, padding: str,
                 data_format: Optional[str] = None, name: Optional[str] = None) -> Tensor:
     """Max pooling of a 3-, 4- or 5-D input (1-, 2- or 3-D windows)."""
     return _pool_by_rank({3: (max_pool1d, "NWC"), 4: (max_pool2d, "NHWC"),
@@ -49,7 +49,7 @@ def max_pool_v2(input, ksize, strides, padding: str,  # noqa: A002 - TF's name
                          data_format, name)
 
 
-def avg_pool_v2(input, ksize, strides, padding: str,  # noqa: A002 - TF's name
+def avg_pool_v2(input, ksize, strides, padding: str,
                 data_format: Optional[str] = None, name: Optional[str] = None) -> Tensor:
     """Average pooling of a 3-, 4- or 5-D input (1-, 2- or 3-D windows)."""
     return _pool_by_rank({3: (avg_pool1d, "NWC"), 4: (avg_pool2d, "NHWC"),
@@ -57,7 +57,7 @@ def avg_pool_v2(input, ksize, strides, padding: str,  # noqa: A002 - TF's name
                          data_format, name)
 
 
-def conv_transpose(input, filters, output_shape, strides, padding: str = "SAME",  # noqa: A002
+def conv_transpose(input, filters, output_shape, strides, padding: str = "SAME",
                    data_format: Optional[str] = None, dilations=None,
                    name: Optional[str] = None) -> Tensor:
     """The transposed convolution of the rank ``len(output_shape)`` (1-, 2- or 3-D)."""
@@ -80,7 +80,7 @@ def conv_transpose(input, filters, output_shape, strides, padding: str = "SAME",
 def batch_norm_with_global_normalization(t=None, m=None, v=None, beta=None, gamma=None,
                                          variance_epsilon=None,
                                          scale_after_normalization=None,
-                                         name: Optional[str] = None, input=None,  # noqa: A002
+                                         name: Optional[str] = None, input=None,
                                          mean=None, variance=None) -> Tensor:
     """TF1's older batch normalization: ``batch_normalization`` with ``gamma`` applied
     only when ``scale_after_normalization``."""
@@ -123,7 +123,7 @@ def scale_regularization_loss(regularization_loss, name: Optional[str] = None) -
     return math_ops.truediv(total, math_ops.cast(1, total.dtype), name=name)
 
 
-def with_space_to_batch(input, dilation_rate, padding: str, op: Callable,  # noqa: A002
+def with_space_to_batch(input, dilation_rate, padding: str, op: Callable,
                         filter_shape=None, spatial_dims=None,
                         data_format: Optional[str] = None) -> Tensor:
     """``op(converted_input, num_spatial_dims, padding)`` run at ``dilation_rate`` by

@@ -94,7 +94,7 @@ def _lrn_grad_grad(op, grad):
 
 
 @constructor("LRN", "input")
-def lrn(input, depth_radius: int = 5, bias: float = 1.0, alpha: float = 1.0,  # noqa: A002
+def lrn(input, depth_radius: int = 5, bias: float = 1.0, alpha: float = 1.0,
         beta: float = 0.5, name: Optional[str] = None) -> Tensor:
     """Local response normalization: each value divided by ``(bias + alpha * sum of
     squares over the 2 * depth_radius + 1 channels around it) ** beta``."""
@@ -222,8 +222,8 @@ def _max_pool_grad_grad_argmax_grad(op, grad):
 
 
 @constructor("MaxPoolWithArgmax", "input", single_op=False)
-def max_pool_with_argmax(input, ksize, strides, padding,  # noqa: A002 - TF's names
-                         data_format: str = "NHWC", Targmax=None,  # noqa: N803 - TF's name
+def max_pool_with_argmax(input, ksize, strides, padding,
+                         data_format: str = "NHWC", Targmax=None,
                          name: Optional[str] = None, output_dtype=None,
                          include_batch_in_index: bool = False) -> tuple:
     """Max pooling that also returns each maximum's flattened input index
