@@ -109,6 +109,7 @@ from gradflow.ops.checks import (  # noqa: F401,E402
     assert_near, assert_rank_in, assert_same_float_dtype, ensure_shape,
     verify_tensor_all_finite)
 from gradflow import dtypes  # noqa: F401,E402
+from gradflow.framework.dtypes import QUANTIZED_DTYPES  # noqa: F401,E402
 from gradflow.ops.array.blocks import *  # noqa: F401,F403,E402
 from gradflow.ops.array.partition import *  # noqa: F401,F403,E402
 from gradflow.ops.array.scatter import *  # noqa: F401,F403,E402

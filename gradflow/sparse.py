@@ -15,3 +15,7 @@ from gradflow.ops.sparse_rows import (  # noqa: F401
     sparse_reduce_sum_sparse as reduce_sum_sparse, sparse_reset_shape as reset_shape,
     sparse_retain as retain, sparse_to_indicator as to_indicator,
     sparse_transpose as transpose)
+from gradflow.ops.array.partition import sparse_mask as mask  # noqa: F401
+from gradflow.ops.segments import (  # noqa: F401
+    sparse_segment_mean as segment_mean, sparse_segment_sqrt_n as segment_sqrt_n,
+    sparse_segment_sum as segment_sum)

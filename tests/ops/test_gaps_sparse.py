@@ -155,3 +155,11 @@ def test_values_gradients_float64(case):
             assert gf.gradients(gf.reduce_sum(builds[case](sp)), sp.values) == [None]
         return
     assert gradient_error(values_of(builds[case]), [np.array([0.3, -1.2, 0.5, 2.0])]) < 1e-6
+
+
+def test_sparse_namespace_short_names():
+    assert gf.sparse.mask is gf.sparse_mask
+    assert gf.sparse.segment_sum is gf.sparse_segment_sum
+    assert gf.sparse.segment_mean is gf.sparse_segment_mean
+    assert gf.sparse.segment_sqrt_n is gf.sparse_segment_sqrt_n
+    assert gf.sparse.reorder is gf.sparse_reorder
