@@ -216,8 +216,9 @@ class KeyValueTensorInitializer(_Initializer):
         with graph.atomic():
             self._keys = convert_to_tensor(keys, dtype=key_dtype, name="keys")
             self._values = convert_to_tensor(values, dtype=value_dtype, name="values")
-        if self._keys.dtype not in _KEY_TYPES:
-            raise TypeError(f"keys must be string, int32 or int64, got {self._keys.dtype!r}")
+            if self._keys.dtype not in _KEY_TYPES:
+                raise TypeError(f"keys must be string, int32 or int64, got "
+                                f"{self._keys.dtype!r}")
         self._name = name or "key_value_init"
         super().__init__(self._keys.dtype, self._values.dtype)
 

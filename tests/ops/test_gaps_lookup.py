@@ -100,3 +100,18 @@ def test_conflicting_duplicate_keys_fail_and_sessions_hold_their_own_tables():
         with gf.Session() as session:  # a new session starts with an empty table
             with pytest.raises(gf.errors.FailedPreconditionError):
                 session.run(found)
+
+
+def test_bad_initializer_and_table_calls_leave_the_graph_unchanged():
+    graph = gf.Graph()
+    with graph.as_default():
+        before = [op.name for op in graph.get_operations()]
+        with pytest.raises(TypeError, match="keys must be string, int32 or int64"):
+            gf.lookup.KeyValueTensorInitializer([1.5, 2.5], [1, 2])
+        init = gf.lookup.KeyValueTensorInitializer(["a"], [1], value_dtype=gf.int64)
+        after_init = [op.name for op in graph.get_operations()]
+        with pytest.raises(ValueError, match="default_value must be a scalar"):
+            gf.lookup.StaticHashTable(init, [-1, -2])
+        assert [op.name for op in graph.get_operations()] == after_init
+        assert graph.get_collection(gf.GraphKeys.TABLE_INITIALIZERS) == []
+        assert after_init[:len(before)] == before
