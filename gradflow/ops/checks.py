@@ -18,17 +18,18 @@ from gradflow.framework.graph import Operation, Tensor, control_dependencies, na
 from gradflow.framework.registry import RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import control
+from gradflow.ops.array import gather
 from gradflow.ops.array import identity
 from gradflow.ops.array import rank as _rank
 from gradflow.ops.array import shape as _shape
 from gradflow.ops.common import apply_op, graph_for
-from gradflow.ops.logging_ops import Assert
+from gradflow.ops.logging_ops import Assert, assert_rank, assert_rank_at_least
 from gradflow.ops.numerics import check_numerics
 from gradflow.ops.math import (abs as _abs, equal, less_equal, logical_or, reduce_all,
                                reduce_any, subtract)
 
 __all__ = ["ensure_shape", "assert_near", "assert_rank_in", "assert_same_float_dtype",
-           "verify_tensor_all_finite", "assert_all_finite"]
+           "verify_tensor_all_finite", "assert_all_finite", "assert_shapes"]
 
 
 # -------------------------------------------------------------- ensure_shape
@@ -187,3 +188,84 @@ def verify_tensor_all_finite(t, msg: str, name: Optional[str] = None) -> Tensor:
 def assert_all_finite(t, msg: str, name: Optional[str] = None) -> Tensor:
     """``tf.debugging.assert_all_finite``: ``verify_tensor_all_finite`` by its TF1 name."""
     return verify_tensor_all_finite(t, msg, name=name)
+
+
+# ------------------------------------------------------------- assert_shapes
+def _shape_spec(spec) -> tuple:
+    """A shape spec as (whether it starts with '*', its dimension entries)."""
+    entries = tuple(spec.as_list() if isinstance(spec, TensorShape) else spec)
+    if "*" in entries[1:]:
+        raise ValueError(f"Tensor specification {entries} has '*' after the first dimension; "
+                         "only a leading '*' is allowed")
+    star = bool(entries) and entries[0] == "*"
+    return star, entries[1:] if star else entries
+
+
+def assert_shapes(shapes, data=None, summarize=None, message=None,
+                  name: Optional[str] = None) -> Operation:
+    """Checks the shapes of several tensors against specs of ints (sizes), strings
+    (sizes shared across tensors), '.' (any size) and a leading '*' (any leading
+    dimensions): ValueError now where the shapes are known, else ``Assert`` ops; one
+    grouping op (``group_deps``)."""
+    pairs = list(shapes.items()) if isinstance(shapes, dict) else list(shapes)
+    graph = graph_for([x for x, _ in pairs])
+    prefix = "" if message is None else f"{message}  "
+    with graph.as_default(), graph.atomic():
+        tensors = [convert_to_tensor(x, name="x") for x, _ in pairs]
+        checks = []
+        with name_scope(name, "assert_shapes", tensors):
+            specs = [_shape_spec(spec) for _, spec in pairs]
+            for x, (star, core) in zip(tensors, specs, strict=True):
+                if star:
+                    checks.append(assert_rank_at_least(x, len(core), message=message))
+                elif len(core) <= 1:
+                    checks.append(assert_rank_in(x, [0, 1], message=message))
+                else:
+                    checks.append(assert_rank(x, len(core), message=message))
+            sources: dict = {}
+            for x, (star, core) in zip(tensors, specs, strict=True):
+                core = core or (1,)
+                if x.shape.ndims == 0:
+                    continue
+                checks.extend(_size_checks(x, star, core, sources, prefix, data,
+                                           summarize))
+        return control.group(*checks)
+
+
+def _size_checks(x: Tensor, star: bool, core: tuple, sources: dict, prefix: str, data,
+                 summarize) -> list:
+    """The size checks of one tensor's spec; ``sources`` maps each symbol to where its
+    size was first given (tensor, dimension, static size or None)."""
+    checks = []
+    rank = x.shape.ndims
+    dims = x.shape.as_list() if rank is not None else None
+    for at, entry in enumerate(core):
+        if entry == ".":
+            continue
+        index = at if not star or rank is None else rank - len(core) + at
+        if star and rank is None:
+            continue  # the position is only known at run time; the rank check covers it
+        got = None if dims is None else dims[index]
+        if isinstance(entry, str):
+            if entry not in sources:
+                sources[entry] = (x, index, got)
+                continue
+            source, source_index, size = sources[entry]
+            origin = f"Specified by tensor {source.name} dimension {source_index}"
+            wanted = size if size is not None else gather(_shape(source), source_index)
+        else:
+            origin, wanted = "Specified explicitly", int(entry)
+        if got is not None and isinstance(wanted, int):
+            if got != wanted:
+                raise ValueError(f"{prefix}{origin}.  Tensor {x.name} dimension {index} must "
+                                 f"have size {wanted}.  Received size {got}, shape "
+                                 f"{x.shape.as_tuple()}")
+            continue
+        size = wanted if isinstance(wanted, Tensor) else \
+            convert_to_tensor(np.int32(wanted), name="size")
+        actual = gather(_shape(x), index)
+        message = data if data is not None else [
+            prefix, origin, f"Tensor {x.name} dimension", index, "must have size", size,
+            "Received shape: ", _shape(x)]
+        checks.append(Assert(reduce_all(equal(actual, size)), message, summarize=summarize))
+    return checks

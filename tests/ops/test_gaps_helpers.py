@@ -219,3 +219,49 @@ def test_small_conversions_and_scopes_match_tf1():
         assert str(raised.value) == RECORDED["errors"]["convert_sparse_dtype"]["message"]
     assert (tf1.NoGradient is tf1.NotDifferentiable) is misc["no_gradient_is_not_differentiable"]
     assert (tf1.OpError is tf1.errors.OpError) is misc["op_error"]
+
+
+_SHAPE_CASES = {"good": lambda x, y, q, s: [(x, ("N", "Q")), (y, ("N", "D")), (q, ("Q",)),
+                                            (s, ())],
+                "symbol": lambda x, y, q, s: [(x, ("N", "Q")), (q, ("N",))],
+                "rank_in": lambda x, y, q, s: [(x, ("N",))],
+                "dot": lambda x, y, q, s: [(x, (3, "."))],
+                "star": lambda x, y, q, s: [(x, ("*", "Q")), (q, ("Q",))],
+                "explicit": lambda x, y, q, s: [(x, (2, 2))],
+                "empty_matrix": lambda x, y, q, s: [(x, ())],
+                "empty_vector": lambda x, y, q, s: [(q, ())],
+                "scalar": lambda x, y, q, s: [(s, ("N",))],
+                "star_short": lambda x, y, q, s: [(x, ("*", "Q", "R"))],
+                "rank": lambda x, y, q, s: [(x, ("N", "Q", "R"))]}
+
+
+@pytest.mark.parametrize("label", sorted(_SHAPE_CASES))
+def test_assert_shapes_static_checks_match_tf1(label):
+    graph = gf.Graph()
+    with graph.as_default():
+        tensors = (gf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]),
+                   gf.constant([[1.0], [2.0], [3.0]]), gf.constant([1.0, 2.0]),
+                   gf.constant(1.0))
+        before = [op.name for op in graph.get_operations()]
+        expected = RECORDED["errors"]["shapes_" + label]
+        if expected["error"] is None:
+            assert gf.debugging.assert_shapes(_SHAPE_CASES[label](*tensors)).type == "NoOp"
+            return
+        with pytest.raises(ValueError) as raised:
+            gf.debugging.assert_shapes(_SHAPE_CASES[label](*tensors))
+        assert str(raised.value) == expected["message"]
+        assert [op.name for op in graph.get_operations()] == before
+
+
+def test_assert_shapes_run_time_check_matches_tf1():
+    with gf.Graph().as_default():
+        gf.constant(0.0)
+        y = gf.constant([[1.0], [2.0], [3.0]])
+        p = gf.placeholder(gf.float32, [None, 2])
+        check = gf.debugging.assert_shapes([(p, ("N", "Q")), (y, ("N", "D"))])
+        assert check.type == RECORDED["names"]["shapes_dynamic_type"]
+        with gf.Session() as session:
+            with pytest.raises(gf.errors.InvalidArgumentError) as raised:
+                session.run(check, {p: [[1.0, 2.0]]})
+            session.run(check, {p: [[1.0, 2.0]] * 3})
+    assert str(raised.value).split("\n")[0] == RECORDED["errors"]["shapes_dynamic"]["message"]
