@@ -29,7 +29,9 @@ from gradflow.ops.primitives import shape_tensor
 from gradflow.ops.special_math import igamma_grad_a, log_gamma_density
 
 __all__ = ["random_uniform", "random_normal", "truncated_normal", "random_shuffle",
-           "set_random_seed", "get_seed", "random_gamma", "random_poisson"]
+           "set_random_seed", "get_seed", "random_gamma", "random_poisson",
+           "stateless_random_uniform", "stateless_random_normal",
+           "stateless_truncated_normal", "stateless_categorical"]
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2 ** 31 - 1
@@ -338,3 +340,140 @@ def random_poisson(lam, shape, dtype=dtypes.float32, seed: Optional[int] = None,
         check_dtype_in(rate, FLOATING + _INT_TYPES, "RandomPoissonV2", "rate")
         return apply_op("RandomPoissonV2", [sizes, rate], name="RandomPoissonV2", dtype=dtype,
                         **_seed_attrs(seed))
+
+
+# ------------------------------------------------------------ stateless random
+# A stateless op's samples are a pure function of (shape, seed): the same seed gives the
+# same numbers in every run and session. The streams are gradflow's own (PCG64 keyed by
+# the two seed words), not TF's Philox: compare them statistically.
+def _seeded(seed) -> np.random.Generator:
+    words = [int(w) & 0xFFFFFFFFFFFFFFFF for w in np.reshape(seed, -1)]
+    return np.random.Generator(np.random.PCG64(words))
+
+
+def _stateless_kernel(sample: Callable) -> Callable:
+    def kernel(shape, seed, *, dtype, **_):
+        size = tuple(int(d) for d in shape)
+        return sample(_seeded(seed), size, dtype.as_numpy_dtype)
+    return kernel
+
+
+def _infer_stateless(inputs, attrs):
+    shape, seed = inputs[0], inputs[1]
+    check_dtype_in(seed, _INT_TYPES, "stateless random op", "seed")
+    if seed.shape.ndims is not None and seed.shape.as_list() not in ([2], [None]):
+        raise ValueError(f"seed must have shape [2], not {seed.shape.as_list()}")
+    return [(attrs["dtype"], _static_shape(shape))]
+
+
+def _stateless_int_kernel(shape, seed, minval, maxval, *, dtype):
+    if minval >= maxval:
+        raise errors.InvalidArgumentError(None, None,
+                                          f"Need minval < maxval: {minval} >= {maxval}")
+    size = tuple(int(d) for d in shape)
+    return _seeded(seed).integers(minval, maxval, size=size, dtype=minval.dtype)
+
+
+def _multinomial_kernel(logits, num_samples, seed, *, output_dtype):
+    gen = _seeded(seed)
+    wide = logits.astype(np.float64)
+    top = np.max(wide, axis=1, keepdims=True)
+    probs = np.exp(wide - top)
+    probs /= probs.sum(axis=1, keepdims=True)
+    draws = [gen.choice(probs.shape[1], size=int(num_samples), p=row) for row in probs]
+    return np.asarray(draws, dtype=output_dtype.as_numpy_dtype).reshape(
+        logits.shape[0], int(num_samples))
+
+
+for _op_type, _sample in (
+        ("StatelessRandomUniform", _unit_uniform),
+        ("StatelessRandomNormal",
+         lambda gen, shape, dtype: gen.standard_normal(shape).astype(dtype)),
+        ("StatelessTruncatedNormal",
+         lambda gen, shape, dtype: _truncated(gen, shape).astype(dtype))):
+    define_op(_op_type, infer=_infer_stateless, kernel=_stateless_kernel(_sample))
+    NotDifferentiable(_op_type)
+define_op("StatelessRandomUniformInt", infer=_infer_stateless, kernel=_stateless_int_kernel)
+define_op("StatelessMultinomial", infer=lambda inputs, attrs: [
+    (attrs["output_dtype"], TensorShape([inputs[0].shape.as_list()[0]
+                                         if inputs[0].shape.ndims == 2 else None,
+                                         (static_ints(inputs[1]) or [None])[0]]))],
+    kernel=_multinomial_kernel)
+NotDifferentiable("StatelessRandomUniformInt")
+NotDifferentiable("StatelessMultinomial")
+
+
+def _seed_tensor(seed) -> Tensor:
+    seed_t = as_tensor(seed, name="seed", dtype=None if isinstance(seed, Tensor)
+                       else dtypes.int64)
+    check_dtype_in(seed_t, _INT_TYPES, "stateless random op", "seed")
+    return seed_t
+
+
+@constructor("stateless_random_uniform", "shape", "seed", "minval", "maxval",
+             single_op=False)
+def stateless_random_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32,
+                             name: Optional[str] = None, alg: str = "auto_select") -> Tensor:
+    """Uniform samples on [minval, maxval) determined by ``seed`` (a shape-[2] integer
+    tensor): the same seed always gives the same values."""
+    dtype = dtypes.as_dtype(dtype)
+    if alg not in ("auto_select", "philox", "threefry"):
+        raise ValueError(f"alg: unsupported algorithm {alg!r}")
+    with name_scope(name, "stateless_random_uniform", [shape, seed, minval, maxval]) \
+            as scope:
+        sizes = _shape_tensor(shape)
+        seed_t = _seed_tensor(seed)
+        if dtype.is_integer:
+            if maxval is None:
+                raise ValueError(f"Must specify maxval for integer dtype {dtype!r}")
+            bounds = [as_tensor(minval, dtype=dtype, name="min"),
+                      as_tensor(maxval, dtype=dtype, name="max")]
+            return apply_op("StatelessRandomUniformInt", [sizes, seed_t] + bounds,
+                            name=scope, dtype=dtype)
+        _sample_dtype(dtype, "stateless_random_uniform")
+        low = as_tensor(minval, dtype=dtype, name="min")
+        high = as_tensor(1 if maxval is None else maxval, dtype=dtype, name="max")
+        unit = apply_op("StatelessRandomUniform", [sizes, seed_t],
+                        name="StatelessRandomUniform", dtype=dtype)
+        return math_ops.add(unit * (high - low), low, name=scope)
+
+
+@constructor("stateless_random_normal", "shape", "seed", "mean", "stddev", single_op=False)
+def stateless_random_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32,
+                            name: Optional[str] = None, alg: str = "auto_select") -> Tensor:
+    """Normal samples determined by ``seed`` (a shape-[2] integer tensor)."""
+    dtype = _sample_dtype(dtype, "stateless_random_normal")
+    with name_scope(name, "stateless_random_normal", [shape, seed, mean, stddev]) as scope:
+        sample = apply_op("StatelessRandomNormal", [_shape_tensor(shape), _seed_tensor(seed)],
+                          name="StatelessRandomNormal", dtype=dtype)
+        return _scaled(sample, stddev, mean, name=scope)
+
+
+@constructor("stateless_truncated_normal", "shape", "seed", "mean", "stddev",
+             single_op=False)
+def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32,
+                               name: Optional[str] = None,
+                               alg: str = "auto_select") -> Tensor:
+    """Normal samples within two stddevs of the mean, determined by ``seed``."""
+    dtype = _sample_dtype(dtype, "stateless_truncated_normal")
+    with name_scope(name, "stateless_truncated_normal", [shape, seed, mean, stddev]) \
+            as scope:
+        sample = apply_op("StatelessTruncatedNormal",
+                          [_shape_tensor(shape), _seed_tensor(seed)],
+                          name="StatelessTruncatedNormal", dtype=dtype)
+        return _scaled(sample, stddev, mean, name=scope)
+
+
+@constructor("stateless_categorical", "logits", "num_samples", "seed", single_op=False)
+def stateless_categorical(logits, num_samples, seed, dtype=dtypes.int64,
+                          name: Optional[str] = None) -> Tensor:
+    """``num_samples`` class ids per row of ``logits`` determined by ``seed``."""
+    dtype = dtypes.as_dtype(dtype)
+    if dtype not in _INT_TYPES:
+        raise ValueError(f"dtype must be int32 or int64, got {dtype!r}")
+    with name_scope(name, "stateless_categorical", [logits, seed]):
+        logits_t = as_tensor(logits, name="logits")
+        check_dtype_in(logits_t, FLOATING, "StatelessMultinomial", "logits")
+        count = as_tensor(num_samples, name="num_samples", dtype=dtypes.int32)
+        return apply_op("StatelessMultinomial", [logits_t, count, _seed_tensor(seed)],
+                        name="StatelessMultinomial", output_dtype=dtype)

@@ -217,3 +217,36 @@ def test_variable_scatters():
     np.testing.assert_array_equal(results["min"], [[1, 2], [0, -1], [5, 6]])
     np.testing.assert_array_equal(results["nd_add"], [[12, 2], [3, 4], [5, 6]])
     np.testing.assert_array_equal(results["nd_sub"], [[1, 2], [3, 4], [4, 5]])
+
+
+def test_stateless_random_ops_names_statistics_and_determinism():
+    graph = gf.Graph()
+    with graph.as_default():
+        out = {"uniform": gf.random.stateless_uniform([4000, 2], [1, 2], minval=-1.0,
+                                                      maxval=3.0),
+               "normal": gf.random.stateless_normal([4000], [1, 2], mean=1.0, stddev=2.0),
+               "uniform_int": gf.random.stateless_uniform([4000], [1, 2], minval=0,
+                                                          maxval=10, dtype=gf.int32),
+               "categorical": gf.random.stateless_categorical(gf.log([[0.2, 0.8]]), 4000,
+                                                              [3, 4]),
+               "truncated": gf.random.stateless_truncated_normal([4000], [5, 6])}
+        for key, tensor in out.items():
+            assert tensor.name == RECORDED["names"]["sl_" + key], key
+            assert tensor.shape.as_list() == RECORDED["shapes"]["sl_" + key], key
+        other_seed = gf.random.stateless_normal([4000], [1, 3], mean=1.0, stddev=2.0)
+        with gf.Session() as session:
+            got = session.run(out)
+            again = session.run(out)
+            moved = session.run(other_seed)
+        with gf.Session() as session:
+            fresh = session.run(out)
+    for key, value in got.items():
+        dtype, mean, std, low, high = RECORDED["misc"]["sl_" + key]
+        assert value.dtype.name == dtype, key
+        np.testing.assert_array_equal(value, again[key])
+        np.testing.assert_array_equal(value, fresh[key])
+        np.testing.assert_allclose(value.mean(), mean, atol=0.1 * max(std, 1.0), err_msg=key)
+        np.testing.assert_allclose(value.std(), std, rtol=0.1, err_msg=key)
+        if key != "normal":  # bounded distributions stay in TF's range
+            assert value.min() >= np.floor(low) - 1e-6 and value.max() <= np.ceil(high) + 1e-6
+    assert not np.array_equal(moved, got["normal"])
