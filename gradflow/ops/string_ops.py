@@ -29,7 +29,7 @@ __all__ = ["as_string", "string_join", "string_strip", "string_to_number",
            "string_format", "unsorted_segment_join"]
 
 
-def _bytes_map(fn, array: np.ndarray, otype=object) -> np.ndarray:
+def map_strings(fn, array: np.ndarray, otype=object) -> np.ndarray:
     """``fn`` applied to every string of ``array``, shape kept."""
     flat = np.asarray(array, dtype=object).reshape(-1)
     out = np.empty(flat.shape, dtype=otype)
@@ -63,7 +63,7 @@ def _as_string_kernel(x, *, precision, scientific, shortest, width, fill):
     if precision > -1 and kind not in "fc":
         raise _invalid(f"precision not supported for datatype {dtypes.as_dtype(x.dtype).name}")
     if kind == "b":
-        return _bytes_map(lambda v: b"true" if v else b"false", x)
+        return map_strings(lambda v: b"true" if v else b"false", x)
     if kind == "O":  # strings pass through, as TF's kernel does
         return np.asarray(x, dtype=object).copy()
     # TF builds a printf format: the fill is a printf flag ('0', '-', '+', ' ', '#')
@@ -72,9 +72,9 @@ def _as_string_kernel(x, *, precision, scientific, shortest, width, fill):
         spec += (f".{precision}" if precision > -1 else "") + \
             ("e" if scientific else "g" if shortest else "f")
         if kind == "c":
-            return _bytes_map(lambda v: f"({spec % v.real},{spec % v.imag})".encode(), x)
-        return _bytes_map(lambda v: (spec % float(v)).encode(), x)
-    return _bytes_map(lambda v: ((spec + "d") % int(v)).encode(), x)
+            return map_strings(lambda v: f"({spec % v.real},{spec % v.imag})".encode(), x)
+        return map_strings(lambda v: (spec % float(v)).encode(), x)
+    return map_strings(lambda v: ((spec + "d") % int(v)).encode(), x)
 
 
 _PRINTF_FLAGS = "-+ 0#"
@@ -151,7 +151,7 @@ def string_join(inputs: Sequence, separator: str = "", name: Optional[str] = Non
 
 _ASCII_SPACE = b" \t\n\v\f\r"
 
-define_op("StringStrip", kernel=lambda x: _bytes_map(lambda s: s.strip(_ASCII_SPACE), x),
+define_op("StringStrip", kernel=lambda x: map_strings(lambda s: s.strip(_ASCII_SPACE), x),
           infer=lambda inputs, attrs: [(dtypes.string, inputs[0].shape)])
 NotDifferentiable("StringStrip")
 
@@ -165,12 +165,12 @@ def string_strip(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
 def _recase(lower: bool):
     def kernel(x, *, encoding):
         if encoding == "":  # ASCII letters only, as TF without an encoding
-            return _bytes_map(lambda s: s.lower() if lower else s.upper(), x)
+            return map_strings(lambda s: s.lower() if lower else s.upper(), x)
 
         def utf8(s: bytes) -> bytes:
             text = s.decode("utf-8", "surrogateescape")
             return (text.lower() if lower else text.upper()).encode("utf-8", "surrogateescape")
-        return _bytes_map(utf8, x)
+        return map_strings(utf8, x)
     return kernel
 
 
@@ -208,8 +208,8 @@ def _utf8_starts(s: bytes) -> list:
 
 def _string_length_kernel(x, *, unit):
     if unit == "BYTE":
-        return _bytes_map(len, x, np.int32)
-    return _bytes_map(lambda s: len(_utf8_starts(s)), x, np.int32)
+        return map_strings(len, x, np.int32)
+    return map_strings(lambda s: len(_utf8_starts(s)), x, np.int32)
 
 
 define_op("StringLength", kernel=_string_length_kernel,
@@ -295,8 +295,8 @@ def _bucket_kernel(hash_fn):
     def kernel(x, *, num_buckets, **key):
         if "key" in key:
             key0, key1 = key["key"]
-            return _bytes_map(lambda s: siphash24(key0, key1, s) % num_buckets, x, np.int64)
-        return _bytes_map(lambda s: hash_fn(s) % num_buckets, x, np.int64)
+            return map_strings(lambda s: siphash24(key0, key1, s) % num_buckets, x, np.int64)
+        return map_strings(lambda s: hash_fn(s) % num_buckets, x, np.int64)
     return kernel
 
 
@@ -486,7 +486,7 @@ def _segment_join_kernel(x, ids, num_segments, *, separator):
             out[segment] = b""
             continue
         stacked = np.stack(parts)
-        out[segment] = _bytes_map(sep.join, _columns(stacked)) if rest else sep.join(parts)
+        out[segment] = map_strings(sep.join, _columns(stacked)) if rest else sep.join(parts)
     return out
 
 
@@ -545,7 +545,7 @@ def _replace(strings, pattern, rewrite, replace_global: bool):
     compiled = _compile(pattern)
     target = _rewrite(rewrite if isinstance(rewrite, bytes) else rewrite.encode("utf-8"))
     count = 0 if replace_global else 1
-    return _bytes_map(lambda s: compiled.sub(target, s, count=count), strings)
+    return map_strings(lambda s: compiled.sub(target, s, count=count), strings)
 
 
 define_op("StaticRegexReplace", infer=same_as_input,
@@ -560,7 +560,7 @@ NotDifferentiable("RegexReplace")
 
 def _full_match(strings, pattern):
     compiled = _compile(pattern)
-    return _bytes_map(lambda s: compiled.fullmatch(s) is not None, strings, bool)
+    return map_strings(lambda s: compiled.fullmatch(s) is not None, strings, bool)
 
 
 define_op("StaticRegexFullMatch", kernel=lambda x, *, pattern: _full_match(x, pattern),
@@ -613,7 +613,7 @@ def _quoted(array: np.ndarray) -> np.ndarray:
     array = np.asarray(array)
     if array.dtype != object:
         return array
-    return _bytes_map(lambda s: '"' + s.decode("utf-8", "replace") + '"', array)
+    return map_strings(lambda s: '"' + s.decode("utf-8", "replace") + '"', array)
 
 
 def _string_format_kernel(*values, template, placeholder, summarize):
