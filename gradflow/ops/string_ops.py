@@ -275,10 +275,18 @@ define_op("StringToNumber", kernel=_string_to_number_kernel,
 NotDifferentiable("StringToNumber")
 
 
-def string_to_number(string_tensor, out_type=dtypes.float32,
-                     name: Optional[str] = None) -> Tensor:
+def _one_of(string_tensor, input, fn: str):  # noqa: A002
+    """TF's deprecated ``input`` spelling of ``string_tensor``: one of the two."""
+    if (string_tensor is None) == (input is None):
+        raise ValueError(f"{fn}: give exactly one of 'string_tensor' and 'input'")
+    return input if string_tensor is None else string_tensor
+
+
+def string_to_number(string_tensor=None, out_type=dtypes.float32, name: Optional[str] = None,
+                     input=None) -> Tensor:  # noqa: A002
     """Parses each string as a number of ``out_type`` (TF's ``InvalidArgumentError`` for
     text that is not one)."""
+    string_tensor = _one_of(string_tensor, input, "string_to_number")
     out_type = dtypes.as_dtype(out_type)
     if out_type not in _NUMBER_TYPES:
         raise TypeError(f"Value passed to parameter 'out_type' has DataType {out_type.name} "
@@ -315,9 +323,10 @@ def _check_buckets(num_buckets) -> int:
     return int(num_buckets)
 
 
-def string_to_hash_bucket(string_tensor, num_buckets: int,
-                          name: Optional[str] = None) -> Tensor:
+def string_to_hash_bucket(string_tensor=None, num_buckets: Optional[int] = None,
+                          name: Optional[str] = None, input=None) -> Tensor:  # noqa: A002
     """Each string's bucket in ``[0, num_buckets)`` by TF's older hash (MurmurHash64A)."""
+    string_tensor = _one_of(string_tensor, input, "string_to_hash_bucket")
     with op_scope(name, "StringToHashBucket", [string_tensor]) as scope:
         x = _string_input(string_tensor, "string_tensor")
         return apply_op("StringToHashBucket", [x], name=scope,
