@@ -201,9 +201,14 @@ def _parse_tensor_kernel(serialized, *, out_type):
         raise _invalid("Could not parse `serialized` as TensorProto") from None
     found = dtypes.as_dtype(array.dtype) if array.dtype != object else dtypes.string
     if found is not out_type:
-        raise _invalid(f"Type mismatch between parsed tensor ({found.name}) and dtype "
-                       f"({out_type.name})")
+        raise _invalid(f"Type mismatch between parsed tensor ({_tf_type_name(found)}) and "
+                       f"dtype ({_tf_type_name(out_type)})")
     return array
+
+
+def _tf_type_name(dtype: dtypes.DType) -> str:
+    """A dtype as TF's messages spell it (C++'s DataTypeString: float, double...)."""
+    return {"float32": "float", "float64": "double"}.get(dtype.name, dtype.name)
 
 
 define_op("SerializeTensor", kernel=_serialize_tensor_kernel,

@@ -302,6 +302,8 @@ def string_to_number(string_tensor=None, out_type=dtypes.float32, name: Optional
 def _bucket_kernel(hash_fn):
     def kernel(x, *, num_buckets, **key):
         if "key" in key:
+            if len(key["key"]) != 2:
+                raise _invalid("Key must have 2 elements")
             key0, key1 = key["key"]
             return map_strings(lambda s: siphash24(key0, key1, s) % num_buckets, x, np.int64)
         return map_strings(lambda s: hash_fn(s) % num_buckets, x, np.int64)
@@ -345,8 +347,8 @@ def string_to_hash_bucket_strong(input, num_buckets: int, key,  # noqa: A002
                                  name: Optional[str] = None) -> Tensor:
     """Each string's bucket by SipHash-2-4 under ``key`` (two integers)."""
     key = list(key)
-    if len(key) != 2 or not all(isinstance(k, (int, np.integer)) for k in key):
-        raise ValueError(f"key must hold 2 integers, got {key!r}")
+    if not all(isinstance(k, (int, np.integer)) for k in key):
+        raise TypeError(f"key must be a list of integers, got {key!r}")
     with op_scope(name, "StringToHashBucketStrong", [input]) as scope:
         return apply_op("StringToHashBucketStrong", [_string_input(input, "input")],
                         name=scope, num_buckets=_check_buckets(num_buckets),
@@ -484,10 +486,10 @@ def _segment_join_kernel(x, ids, num_segments, *, separator):
     rest = x.shape[ids.ndim:]
     pieces = [[] for _ in range(count)]
     for position, segment in enumerate(ids.reshape(-1).tolist()):
-        if segment >= count:
-            raise _invalid(f"segment_ids[{position}] = {segment} is out of range [0, {count})")
-        if segment >= 0:
-            pieces[segment].append(x.reshape((-1,) + rest)[position])
+        if not 0 <= segment < count:
+            raise _invalid("segment_ids are not allowed to exceed num_segments or to have "
+                           "negative values.")
+        pieces[segment].append(x.reshape((-1,) + rest)[position])
     sep = separator.encode("utf-8")
     out = np.empty((count,) + rest, dtype=object)
     for segment, parts in enumerate(pieces):
@@ -523,7 +525,7 @@ NotDifferentiable("UnsortedSegmentJoin")
 
 def unsorted_segment_join(inputs, segment_ids, num_segments, separator: str = "",
                           name: Optional[str] = None) -> Tensor:
-    """Joins the strings of each segment (negative ids dropped; empty segments ``b''``)."""
+    """Joins the strings of each segment (an empty segment gives ``b''``)."""
     with op_scope(name, "UnsortedSegmentJoin", [inputs, segment_ids, num_segments]) as scope:
         x = _string_input(inputs, "inputs")
         ids = convert_to_tensor(segment_ids, name="segment_ids")

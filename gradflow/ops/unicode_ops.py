@@ -231,7 +231,10 @@ def unicode_encode(input, output_encoding: str, errors: str = "replace",  # noqa
         text = apply_op("UnicodeEncode", [flat, splits], name=scope,
                         output_encoding=output_encoding, errors=errors,
                         replacement_char=int(replacement_char))
-        return reshape(text, []) if len(dims) == 1 else text
+        if len(dims) == 1:
+            return reshape(text, [])
+        text.set_shape([rows])
+        return text
 
 
 def _scalar_splits(points: Tensor) -> Tensor:
@@ -373,12 +376,11 @@ def ngrams(data, ngram_width, separator: str = " ", pad_values=None,
         if not dims:
             raise ValueError("Data must have rank>0")
         rows, length = int(np.prod(dims[:-1], dtype=np.int64)), dims[-1]
-        counts = [len(_row_ngrams([b""] * length, widths, b"", b"", b"", pad_width,
-                                  bool(preserve_short_sequences)))]
         splits = convert_to_tensor(np.arange(rows + 1, dtype=np.int64) * length,
                                    name="data_splits")
         values, _ = apply_op("StringNGrams", [reshape(x, [-1]), splits], name=scope,
                              separator=str(separator), ngram_widths=tuple(widths),
                              left_pad=left, right_pad=right, pad_width=pad_width,
                              preserve_short_sequences=bool(preserve_short_sequences))
-        return reshape(values, dims[:-1] + counts) if len(dims) > 1 else values
+        # TF's static shape leaves the n-gram count unknown
+        return reshape(values, dims[:-1] + [-1]) if len(dims) > 1 else values
