@@ -206,11 +206,17 @@ def filled(shape, value: int, dtype, name: str) -> Tensor:
 
 @constructor("zeros", "shape", "dtype", single_op=False)
 def zeros(shape, dtype=dtypes.float32, name: Optional[str] = None) -> Tensor:
-    """A tensor of ``shape`` filled with zeros."""
-    return filled(shape, 0, dtype, name)
+    """A tensor of ``shape`` filled with zeros (``b''`` for strings, as TF)."""
+    return filled(shape, b"" if dtypes.as_dtype(dtype) is dtypes.string else 0, dtype, name)
 
 
-define_op("ZerosLike", infer=same_as_input, kernel=np.zeros_like)
+def _zeros_like_kernel(x):
+    if np.asarray(x).dtype == object:  # a string tensor: TF's zero is b''
+        return np.full(np.shape(x), b"", dtype=object)
+    return np.zeros_like(x)
+
+
+define_op("ZerosLike", infer=same_as_input, kernel=_zeros_like_kernel)
 
 
 NotDifferentiable("ZerosLike")
