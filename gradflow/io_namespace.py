@@ -18,7 +18,7 @@ from gradflow.ops.io_ops import (  # noqa: F401
     serialize_tensor, write_file)
 from gradflow.ops.parsing_ops import (  # noqa: F401
     FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, decode_csv, decode_raw,
-    parse_example, parse_single_example, parse_single_sequence_example)
+    parse_example, parse_sequence_example, parse_single_example, parse_single_sequence_example)
 from gradflow.ops.reader_ops import matching_files  # noqa: F401
 from gradflow.train.input import match_filenames_once  # noqa: F401
 

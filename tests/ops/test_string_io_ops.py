@@ -13,8 +13,7 @@ from tf_fixtures import load_json
 NAMES = load_json("strings_io")["names"]
 # TF's names gradflow does not have, each for a reason docs/strings_and_io.md gives.
 MISSING = {"strings": {"unicode_script"},
-           "io": {"RaggedFeature", "SparseFeature", "decode_proto", "encode_proto",
-                  "parse_sequence_example"}}
+           "io": {"RaggedFeature", "SparseFeature", "decode_proto", "encode_proto"}}
 IMAGE_CODECS = {"decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_image",
                 "decode_jpeg", "decode_jxl", "decode_png", "decode_webp", "encode_jpeg",
                 "encode_png", "extract_jpeg_shape", "is_jpeg"}

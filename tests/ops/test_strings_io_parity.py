@@ -12,7 +12,7 @@ from gradflow.ops.string_hash import fingerprint64, murmur64, siphash24
 from tf_fixtures import FIXTURES, load_json
 
 sys.path.insert(0, str(FIXTURES))
-from strings_io_cases import CASES, HASH_KEY  # noqa: E402
+from strings_io_cases import CASES, HASH_KEY, SEQ  # noqa: E402
 
 RECORDED = load_json("strings_io")
 # Messages that name something gradflow spells differently (py_func's token, the text of
@@ -72,7 +72,7 @@ def test_case_matches_tf(key, expression, check_names):
     graph = gf.Graph()
     with graph.as_default():
         try:
-            result = eval(expression, {"tf": tf1, "np": np})  # noqa: S307 - the case table
+            result = eval(expression, {"tf": tf1, "np": np, "SEQ": SEQ})  # noqa: S307 - the case table
         except (TypeError, ValueError) as err:
             assert "build_error" in recorded, (key, err)
             check_error(key, err, recorded["build_error"])
