@@ -5,7 +5,7 @@ live in the package ``gradflow.io`` and are imported from there; this module is 
 ``gf.io`` (and ``gf.compat.v1.io``) shows. The image codecs are ``gf.image``'s, handed
 on as far as ``gf.image`` has them.
 """
-from gradflow import image as _image
+import gradflow.image as _image
 from gradflow.io import gfile  # noqa: F401
 from gradflow.io.graph_def import write_graph  # noqa: F401
 from gradflow.io.tfrecord import (  # noqa: F401
