@@ -12,7 +12,7 @@ from gradflow.ops.string_hash import fingerprint64, murmur64, siphash24
 from tf_fixtures import FIXTURES, load_json
 
 sys.path.insert(0, str(FIXTURES))
-from strings_io_cases import CASES, HASH_KEY, SEQ  # noqa: E402
+from strings_io_cases import CASES, HASH_KEY, SEQ, text_program  # noqa: E402
 
 RECORDED = load_json("strings_io")
 # Messages that name something gradflow spells differently (py_func's token, the text of
@@ -115,3 +115,12 @@ def test_hash_bucket_ops_match_tf_on_many_strings(sess):
         "legacy": gf.strings.to_hash_bucket(strings, 1000),
         "strong": gf.strings.to_hash_bucket_strong(strings, 1000, list(HASH_KEY))})
     assert {k: v.tolist() for k, v in fetched.items()} == recorded["1000"]
+
+
+def test_text_program_matches_tf(tmp_path):
+    recorded = RECORDED["text_program"]
+    result = text_program(gf.compat.v1, str(tmp_path / "lines.txt"))
+    for key in ("lines", "ids", "indices", "shout"):
+        assert result[key] == recorded[key], key
+    np.testing.assert_allclose([result["loss"], result["loss_after_step"]],
+                               [recorded["loss"], recorded["loss_after_step"]], rtol=1e-6)
