@@ -186,3 +186,19 @@ def test_read_file_is_not_folded(tmp_path, sess):
     with open(path, "wb") as handle:
         handle.write(b"two")
     assert sess.run(contents) == b"two"
+
+
+def test_reader_results_are_tfs_named_tuples(tmp_path, sess):
+    path = str(tmp_path / "lines.txt")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("h\u00e9\nb\n")
+    queue = gf.FIFOQueue(3, gf.string)
+    sess.run(queue.enqueue_many([[path]]))
+    sess.run(queue.close())
+    record = gf.TextLineReader().read(queue)
+    assert type(record).__name__ == "ReaderReadV2" and record.key is record[0]
+    fetched = sess.run(record)
+    assert type(fetched).__name__ == "ReaderReadV2"
+    assert fetched.key == f"{path}:1".encode() and fetched.value == "h\u00e9".encode()
+    batch = gf.TextLineReader().read_up_to(queue, 2)
+    assert batch._fields == ("keys", "values")
