@@ -72,8 +72,9 @@ from gradflow.ops.parsing_ops import (  # noqa: F401,E402
     parse_example, parse_single_example, parse_single_sequence_example, string_split)
 # Strings (tf.as_string, tf.substr...) and tf.io's file ops at the top (tf.read_file...).
 from gradflow.ops.string_ops import (  # noqa: F401,E402
-    as_string, reduce_join, regex_replace, string_join, string_strip, string_to_hash_bucket,
-    string_to_hash_bucket_fast, string_to_hash_bucket_strong, string_to_number, substr)
+    as_string, fingerprint, reduce_join, regex_replace, string_join, string_strip,
+    string_to_hash_bucket, string_to_hash_bucket_fast, string_to_hash_bucket_strong,
+    string_to_number, substr)
 from gradflow.ops.io_ops import (  # noqa: F401,E402
     decode_base64, decode_compressed, decode_json_example, deserialize_many_sparse,
     encode_base64, parse_tensor, read_file, serialize_many_sparse, serialize_sparse,

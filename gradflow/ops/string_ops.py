@@ -9,6 +9,7 @@ these ops is differentiable, as in TF.
 from __future__ import annotations
 
 import re
+import struct
 from typing import Optional, Sequence
 
 import numpy as np
@@ -26,7 +27,7 @@ __all__ = ["as_string", "string_join", "string_strip", "string_to_number",
            "string_to_hash_bucket", "string_to_hash_bucket_fast",
            "string_to_hash_bucket_strong", "substr", "reduce_join", "regex_replace",
            "regex_full_match", "string_length", "string_lower", "string_upper",
-           "string_format", "unsorted_segment_join"]
+           "string_format", "unsorted_segment_join", "fingerprint"]
 
 
 def map_strings(fn, array: np.ndarray, otype=object) -> np.ndarray:
@@ -130,10 +131,20 @@ def _infer_string_join(inputs, attrs):
             shape = x.shape
             continue
         if not shape.is_compatible_with(x.shape):
-            raise ValueError(f"Dimension 0 in both shapes must be equal. Shapes are {shape} "
-                             f"and {x.shape}. for 'StringJoin'")
+            raise ValueError(_shape_mismatch(shape, x.shape) + " for 'StringJoin'")
         shape = shape.merge_with(x.shape)
     return [(dtypes.string, shape)]
+
+
+def _shape_mismatch(a: TensorShape, b: TensorShape) -> str:
+    """TF's text for two shapes that must be equal."""
+    if a.ndims != b.ndims:
+        return f"Shapes must be equal rank, but are {a.ndims} and {b.ndims}"
+    for axis, (da, db) in enumerate(zip(a.as_list(), b.as_list(), strict=True)):
+        if da is not None and db is not None and da != db:
+            return (f"Dimension {axis} in both shapes must be equal, but are {da} and {db}. "
+                    f"Shapes are {a.as_list()} and {b.as_list()}.")
+    return f"Shapes {a} and {b} are not compatible"
 
 
 define_op("StringJoin", infer=_infer_string_join, kernel=_string_join_kernel)
@@ -353,6 +364,48 @@ def string_to_hash_bucket_strong(input, num_buckets: int, key,  # noqa: A002
         return apply_op("StringToHashBucketStrong", [_string_input(input, "input")],
                         name=scope, num_buckets=_check_buckets(num_buckets),
                         key=tuple(int(k) & ((1 << 64) - 1) for k in key))
+
+
+# ---- Fingerprint --------------------------------------------------------------------------
+
+def _fingerprint_kernel(data, method):
+    if np.asarray(method).item() != b"farmhash64":
+        raise _invalid(f"Unsupported fingerprint method: {np.asarray(method).item()!r}")
+    data = np.asarray(data)
+    rows = data.reshape(data.shape[0], -1)
+    out = np.empty((len(rows), 8), np.uint8)
+    for i, row in enumerate(rows):
+        if data.dtype == object:  # strings: each one's fingerprint, combined when several
+            prints = [fingerprint64(s) for s in row]
+            value = prints[0] if len(prints) == 1 else \
+                fingerprint64(b"".join(struct.pack("<Q", p) for p in prints))
+        else:
+            value = fingerprint64(np.ascontiguousarray(row).astype(
+                row.dtype.newbyteorder("<")).tobytes())
+        out[i] = np.frombuffer(struct.pack("<Q", value), np.uint8)
+    return out
+
+
+def _infer_fingerprint(inputs, attrs):
+    data = inputs[0]
+    if data.shape.ndims == 0:
+        raise ValueError("Shape must be at least rank 1 but is rank 0 for 'Fingerprint'")
+    rows = data.shape[0] if data.shape.ndims else None
+    return [(dtypes.uint8, TensorShape([rows, 8]))]
+
+
+define_op("Fingerprint", infer=_infer_fingerprint, kernel=_fingerprint_kernel)
+NotDifferentiable("Fingerprint")
+
+
+def fingerprint(data, method: str = "farmhash64", name: Optional[str] = None) -> Tensor:
+    """An 8-byte FarmHash Fingerprint64 (uint8, little-endian) of each row of ``data``."""
+    with op_scope(name, "Fingerprint", [data]) as scope:
+        x = convert_to_tensor(data, name="data")
+        if x.dtype in (dtypes.resource, dtypes.variant):
+            raise TypeError(f"fingerprint: data of dtype {x.dtype.name} has no bytes")
+        method_t = convert_to_tensor(method, dtype=dtypes.string, name="method")
+        return apply_op("Fingerprint", [x, method_t], name=scope)
 
 
 # ---- Substr -----------------------------------------------------------------------------
