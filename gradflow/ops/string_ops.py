@@ -39,11 +39,12 @@ def map_strings(fn, array: np.ndarray, otype=object) -> np.ndarray:
     return out.reshape(np.shape(array))
 
 
-def _string_input(value, name: str) -> Tensor:
+def _string_input(value, name: str, op_type: str) -> Tensor:
+    """``value`` as a string tensor named ``name``; TF's TypeError for another dtype."""
     tensor = convert_to_tensor(value, name=name)
     if tensor.dtype is not dtypes.string:
-        raise TypeError(f"Input '{name.split('/')[-1]}' of the op expects a string tensor, "
-                        f"got {tensor.dtype.name}")
+        raise TypeError(f"Input '{name}' of '{op_type}' Op has type {tensor.dtype.name} that "
+                        "does not match expected type of string.")
     return tensor
 
 
@@ -154,7 +155,8 @@ NotDifferentiable("StringJoin")
 def string_join(inputs: Sequence, separator: str = "", name: Optional[str] = None) -> Tensor:
     """Joins the strings of ``inputs`` elementwise (scalars broadcast): ``string_join``."""
     with op_scope(name, "StringJoin", list(inputs)) as scope:
-        tensors = [_string_input(x, f"inputs_{i}") for i, x in enumerate(inputs)]
+        tensors = [_string_input(x, f"inputs_{i}", "StringJoin")
+                   for i, x in enumerate(inputs)]
         if not tensors:
             raise ValueError("string_join: inputs must hold at least one tensor")
         return apply_op("StringJoin", tensors, name=scope, separator=str(separator))
@@ -170,7 +172,8 @@ NotDifferentiable("StringStrip")
 def string_strip(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """Each string without its leading and trailing ASCII whitespace."""
     with op_scope(name, "StringStrip", [input]) as scope:
-        return apply_op("StringStrip", [_string_input(input, "input")], name=scope)
+        x = _string_input(input, "input", "StringStrip")
+        return apply_op("StringStrip", [x], name=scope)
 
 
 def _recase(lower: bool):
@@ -201,14 +204,16 @@ def _check_encoding(encoding: str) -> str:
 def string_lower(input, encoding: str = "", name: Optional[str] = None) -> Tensor:  # noqa: A002
     """Lower case: ASCII letters only, or every letter with ``encoding='utf-8'``."""
     with op_scope(name, "StringLower", [input]) as scope:
-        return apply_op("StringLower", [_string_input(input, "input")], name=scope,
+        x = _string_input(input, "input", "StringLower")
+        return apply_op("StringLower", [x], name=scope,
                         encoding=_check_encoding(encoding))
 
 
 def string_upper(input, encoding: str = "", name: Optional[str] = None) -> Tensor:  # noqa: A002
     """Upper case: ASCII letters only, or every letter with ``encoding='utf-8'``."""
     with op_scope(name, "StringUpper", [input]) as scope:
-        return apply_op("StringUpper", [_string_input(input, "input")], name=scope,
+        x = _string_input(input, "input", "StringUpper")
+        return apply_op("StringUpper", [x], name=scope,
                         encoding=_check_encoding(encoding))
 
 
@@ -237,7 +242,8 @@ def _check_unit(unit: str) -> str:
 def string_length(input, name: Optional[str] = None, unit: str = "BYTE") -> Tensor:  # noqa: A002
     """The length of each string, in bytes or (``unit='UTF8_CHAR'``) characters."""
     with op_scope(name, "StringLength", [input]) as scope:
-        return apply_op("StringLength", [_string_input(input, "input")], name=scope,
+        x = _string_input(input, "input", "StringLength")
+        return apply_op("StringLength", [x], name=scope,
                         unit=_check_unit(unit))
 
 
@@ -304,7 +310,7 @@ def string_to_number(string_tensor=None, out_type=dtypes.float32, name: Optional
                         "not in list of allowed values: float32, float64, int32, int64, "
                         "uint32, uint64")
     with op_scope(name, "StringToNumber", [string_tensor]) as scope:
-        x = _string_input(string_tensor, "string_tensor")
+        x = _string_input(string_tensor, "string_tensor", "StringToNumber")
         return apply_op("StringToNumber", [x], name=scope, out_type=out_type)
 
 
@@ -341,7 +347,7 @@ def string_to_hash_bucket(string_tensor=None, num_buckets: Optional[int] = None,
     """Each string's bucket in ``[0, num_buckets)`` by TF's older hash (MurmurHash64A)."""
     string_tensor = _one_of(string_tensor, input, "string_to_hash_bucket")
     with op_scope(name, "StringToHashBucket", [string_tensor]) as scope:
-        x = _string_input(string_tensor, "string_tensor")
+        x = _string_input(string_tensor, "string_tensor", "StringToHashBucket")
         return apply_op("StringToHashBucket", [x], name=scope,
                         num_buckets=_check_buckets(num_buckets))
 
@@ -350,7 +356,8 @@ def string_to_hash_bucket_fast(input, num_buckets: int,  # noqa: A002
                                name: Optional[str] = None) -> Tensor:
     """Each string's bucket in ``[0, num_buckets)``: FarmHash Fingerprint64 modulo."""
     with op_scope(name, "StringToHashBucketFast", [input]) as scope:
-        return apply_op("StringToHashBucketFast", [_string_input(input, "input")],
+        x = _string_input(input, "input", "StringToHashBucketFast")
+        return apply_op("StringToHashBucketFast", [x],
                         name=scope, num_buckets=_check_buckets(num_buckets))
 
 
@@ -361,7 +368,8 @@ def string_to_hash_bucket_strong(input, num_buckets: int, key,  # noqa: A002
     if not all(isinstance(k, (int, np.integer)) for k in key):
         raise TypeError(f"key must be a list of integers, got {key!r}")
     with op_scope(name, "StringToHashBucketStrong", [input]) as scope:
-        return apply_op("StringToHashBucketStrong", [_string_input(input, "input")],
+        x = _string_input(input, "input", "StringToHashBucketStrong")
+        return apply_op("StringToHashBucketStrong", [x],
                         name=scope, num_buckets=_check_buckets(num_buckets),
                         key=tuple(int(k) & ((1 << 64) - 1) for k in key))
 
@@ -446,7 +454,7 @@ def substr(input, pos, len, name: Optional[str] = None,  # noqa: A002
     """The substring of ``len`` bytes (or UTF-8 characters) from ``pos`` of each string
     (a negative ``pos`` counts from the end); ``pos`` past the end is an error."""
     with op_scope(name, "Substr", [input, pos, len]) as scope:
-        x = _string_input(input, "input")
+        x = _string_input(input, "input", "Substr")
         start = convert_to_tensor(pos, name="pos")
         size = convert_to_tensor(len, name="len")
         if start.dtype not in (dtypes.int32, dtypes.int64) or start.dtype is not size.dtype:
@@ -518,7 +526,7 @@ def reduce_join(inputs, axis=None, keep_dims: Optional[bool] = None, separator: 
     axis = reduction_indices if axis is None else axis
     keep = bool(keepdims if keepdims is not None else keep_dims)
     with op_scope(name, "ReduceJoin", [inputs, axis]):
-        x = _string_input(inputs, "Const")
+        x = _string_input(inputs, "Const", "ReduceJoin")
         if axis is None:
             if x.shape.ndims is None:
                 raise ValueError("reduce_join: axis=None needs an input of known rank")
@@ -580,7 +588,7 @@ def unsorted_segment_join(inputs, segment_ids, num_segments, separator: str = ""
                           name: Optional[str] = None) -> Tensor:
     """Joins the strings of each segment (an empty segment gives ``b''``)."""
     with op_scope(name, "UnsortedSegmentJoin", [inputs, segment_ids, num_segments]) as scope:
-        x = _string_input(inputs, "inputs")
+        x = _string_input(inputs, "inputs", "UnsortedSegmentJoin")
         ids = convert_to_tensor(segment_ids, name="segment_ids")
         num = convert_to_tensor(num_segments, name="num_segments")
         if not ids.dtype.is_integer or not num.dtype.is_integer:
@@ -648,13 +656,13 @@ def regex_replace(input, pattern, rewrite, replace_global: bool = True,  # noqa:
     static = _static_text(pattern) is not None and _static_text(rewrite) is not None
     default = "StaticRegexReplace" if static else "RegexReplace"
     with op_scope(name, default, [input, pattern, rewrite]) as scope:
-        x = _string_input(input, "input")
+        x = _string_input(input, "input", default)
         if static:
             return apply_op("StaticRegexReplace", [x], name=scope,
                             pattern=_static_text(pattern), rewrite=_static_text(rewrite),
                             replace_global=bool(replace_global))
-        return apply_op("RegexReplace", [x, _string_input(pattern, "pattern"),
-                                         _string_input(rewrite, "rewrite")],
+        return apply_op("RegexReplace", [x, _string_input(pattern, "pattern", default),
+                                         _string_input(rewrite, "rewrite", default)],
                         name=scope, replace_global=bool(replace_global))
 
 
@@ -663,11 +671,12 @@ def regex_full_match(input, pattern, name: Optional[str] = None) -> Tensor:  # n
     static = _static_text(pattern) is not None
     default = "StaticRegexFullMatch" if static else "RegexFullMatch"
     with op_scope(name, default, [input, pattern]) as scope:
-        x = _string_input(input, "input")
+        x = _string_input(input, "input", default)
         if static:
             return apply_op("StaticRegexFullMatch", [x], name=scope,
                             pattern=_static_text(pattern))
-        return apply_op("RegexFullMatch", [x, _string_input(pattern, "pattern")], name=scope)
+        return apply_op("RegexFullMatch", [x, _string_input(pattern, "pattern", default)],
+                        name=scope)
 
 
 # ---- StringFormat -------------------------------------------------------------------------
