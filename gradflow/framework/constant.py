@@ -150,18 +150,21 @@ def string_array(value) -> np.ndarray:
     """``value`` (str, bytes, nested lists of them, a NumPy ``<U``/``<S``/object array) as
     TF holds a string tensor: an object array of ``bytes``, ``str`` encoded as UTF-8.
 
-    Anything else (a number, None) is TF's TypeError ``Expected string, but got ...``.
+    Anything else (a number, None) is TF's TypeError: ``Expected string, but got ...``
+    for Python values, ``Expected binary or unicode string, got ...`` for NumPy arrays.
     """
-    if isinstance(value, np.ndarray) and value.dtype.kind in "iufcb":
-        raise TypeError(f"Expected binary or unicode string, got {value.reshape(-1)[:1]!r}")
     array = np.asarray(value, dtype=object)
-    if array.ndim == 0:
-        result = np.empty((), dtype=object)
-        result[()] = _as_bytes_item(array.item())
-        return result
-    if array.size == 0:
-        return array.copy()
-    return _ENCODE(array).astype(object, copy=False)
+    try:
+        if array.ndim == 0:
+            result = np.empty((), dtype=object)
+            result[()] = _as_bytes_item(array.item())
+            return result
+        return _ENCODE(array).astype(object, copy=False) if array.size else array.copy()
+    except TypeError:
+        if not isinstance(value, np.ndarray):
+            raise
+        bad = next(item for item in array.reshape(-1) if not isinstance(item, (str, bytes)))
+        raise TypeError(f"Expected binary or unicode string, got {bad!r}") from None
 
 
 def _not_representable(value, target: dtypes.DType) -> TypeError:
