@@ -168,7 +168,7 @@ def gzip_record(masked_crc32c, declared_mib: int, written_mib: int) -> bytes:
 
 def record_rows(gf, folder: str, row) -> None:
     """The record readers (``tf_record_iterator``; ``summary_iterator`` shares them)."""
-    masked_crc32c = gf.io.tfrecord.masked_crc32c
+    from gradflow.io.tfrecord import masked_crc32c  # gf.io is TF's tf.io namespace
 
     def read(path: str, compression: str = ""):
         return lambda: list(gf.python_io.tf_record_iterator(path, compression))

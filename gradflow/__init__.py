@@ -70,6 +70,16 @@ from gradflow import random, sparse  # noqa: F401,E402
 from gradflow.ops.parsing_ops import (  # noqa: F401,E402
     FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, decode_csv, decode_raw,
     parse_example, parse_single_example, parse_single_sequence_example, string_split)
+# Strings (tf.as_string, tf.substr...) and tf.io's file ops at the top (tf.read_file...).
+from gradflow.ops.string_ops import (  # noqa: F401,E402
+    as_string, fingerprint, reduce_join, regex_replace, string_join, string_strip,
+    string_to_hash_bucket, string_to_hash_bucket_fast, string_to_hash_bucket_strong,
+    string_to_number, substr)
+from gradflow.ops.io_ops import (  # noqa: F401,E402
+    decode_base64, decode_compressed, decode_json_example, deserialize_many_sparse,
+    encode_base64, parse_tensor, read_file, serialize_many_sparse, serialize_sparse,
+    serialize_tensor, write_file)
+from gradflow.ops.reader_ops import matching_files  # noqa: F401,E402
 from gradflow import data, image, python_io, strings  # noqa: F401,E402
 from gradflow.ops.data_flow_ops import (  # noqa: F401,E402
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue, count_up_to)
@@ -81,7 +91,8 @@ from gradflow import queue  # noqa: F401,E402
 # Program plumbing, summaries and formats (TF1's tf.app, tf.flags, tf.logging, tf.gfile...).
 from gradflow.ops.logging_ops import *  # noqa: F401,F403,E402
 from gradflow.ops.script_ops import *  # noqa: F401,F403,E402
-from gradflow import app, compat, flags, gfile, io, logging, summary  # noqa: F401,E402
+from gradflow import app, compat, flags, gfile, logging, summary  # noqa: F401,E402
+from gradflow import io_namespace as io  # noqa: F401,E402
 from gradflow.io import graph_def as _graph_def  # noqa: F401,E402
 from gradflow.io.graph_import import import_graph_def  # noqa: F401,E402
 from gradflow import graph_util, saved_model  # noqa: F401,E402

@@ -17,7 +17,7 @@ from gradflow.framework.tensor_shape import TensorShape
 
 __all__ = ["constant", "convert_to_tensor", "convert_n_to_tensor", "constant_value",
            "register_tensor_conversion_function", "register_static_value", "is_tensor",
-           "make_ndarray", "FOLD_LIMIT", "foldable"]
+           "make_ndarray", "string_array", "FOLD_LIMIT", "foldable"]
 
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 _INT64_MIN, _UINT64_END = -(2 ** 63), 2 ** 64
@@ -124,7 +124,7 @@ def make_ndarray(value, dtype: Optional[dtypes.DType] = None) -> np.ndarray:
         source_dtype = _python_value_dtype(value, strict=dtype is None)
     target = source_dtype if dtype is None else dtypes.as_dtype(dtype)
     if target is dtypes.string:
-        return np.asarray(value, dtype=object)
+        return string_array(value)
     try:
         with np.errstate(invalid="ignore", over="ignore"):
             array = np.asarray(value, dtype=target.as_numpy_dtype)
@@ -133,6 +133,38 @@ def make_ndarray(value, dtype: Optional[dtypes.DType] = None) -> np.ndarray:
     if target is not source_dtype and not is_exact_conversion(value, array, source_dtype, target):
         raise _not_representable(value, target)
     return array
+
+
+def _as_bytes_item(item):
+    if isinstance(item, bytes):
+        return bytes(item)  # np.bytes_ to plain bytes
+    if isinstance(item, str):
+        return item.encode("utf-8")
+    raise TypeError(f"Expected string, but got {item!r} of type '{type(item).__name__}'.")
+
+
+_ENCODE = np.frompyfunc(_as_bytes_item, 1, 1)
+
+
+def string_array(value) -> np.ndarray:
+    """``value`` (str, bytes, nested lists of them, a NumPy ``<U``/``<S``/object array) as
+    TF holds a string tensor: an object array of ``bytes``, ``str`` encoded as UTF-8.
+
+    Anything else (a number, None) is TF's TypeError: ``Expected string, but got ...``
+    for Python values, ``Expected binary or unicode string, got ...`` for NumPy arrays.
+    """
+    array = np.asarray(value, dtype=object)
+    try:
+        if array.ndim == 0:
+            result = np.empty((), dtype=object)
+            result[()] = _as_bytes_item(array.item())
+            return result
+        return _ENCODE(array).astype(object, copy=False) if array.size else array.copy()
+    except TypeError:
+        if not isinstance(value, np.ndarray):
+            raise
+        bad = next(item for item in array.reshape(-1) if not isinstance(item, (str, bytes)))
+        raise TypeError(f"Expected binary or unicode string, got {bad!r}") from None
 
 
 def _not_representable(value, target: dtypes.DType) -> TypeError:

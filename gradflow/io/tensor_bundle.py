@@ -17,6 +17,7 @@ sliced (partitioned) entry, are refused with a clear error.
 from __future__ import annotations
 
 import os
+import struct
 from typing import Optional
 
 import numpy as np
@@ -107,12 +108,40 @@ def bundle_exists(prefix: str) -> bool:
     return os.path.isfile(prefix + ".index")
 
 
-def _tensor_bytes(value: np.ndarray) -> tuple[dtypes.DType, bytes]:
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _size_words(items: list) -> bytes:
+    """The lengths as TF checksums them: 4 little-endian bytes each (8 past 2**32)."""
+    return b"".join(struct.pack("<I" if len(s) <= 0xFFFFFFFF else "<Q", len(s))
+                    for s in items)
+
+
+def _string_tensor_bytes(value: np.ndarray) -> tuple[bytes, int]:
+    """TF's on-disk string tensor: varint lengths, a masked checksum of the lengths, the
+    bytes; and the entry's checksum (over the length words, that checksum and the bytes)."""
+    items = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in value.reshape(-1)]
+    words = _size_words(items)
+    length_checksum = struct.pack("<I", mask(crc32c(words)))
+    body = b"".join(items)
+    raw = b"".join(_varint(len(s)) for s in items) + length_checksum + body
+    return raw, mask(crc32c(words + length_checksum + body))
+
+
+def _tensor_bytes(value: np.ndarray) -> tuple[dtypes.DType, bytes, int]:
     dtype = dtypes.as_dtype(value.dtype)
     if dtype is dtypes.string or value.dtype.kind in "OSU":
-        raise ValueError("string tensors cannot be written to a V2 checkpoint by gradflow")
+        raw, checksum = _string_tensor_bytes(value)
+        return dtypes.string, raw, checksum
     little = value.astype(value.dtype.newbyteorder("<"), copy=False)
-    return dtype, np.ascontiguousarray(little).tobytes()
+    raw = np.ascontiguousarray(little).tobytes()
+    return dtype, raw, mask(crc32c(raw))
 
 
 def write_bundle(prefix: str, tensors: dict[str, np.ndarray]) -> None:
@@ -126,10 +155,10 @@ def write_bundle(prefix: str, tensors: dict[str, np.ndarray]) -> None:
     with open(data_path + ".tempstate", "wb") as shard:
         offset = 0
         for name in sorted(tensors):
-            dtype, raw = _tensor_bytes(np.asarray(tensors[name]))
+            dtype, raw, checksum = _tensor_bytes(np.asarray(tensors[name]))
             entries[name] = BundleEntryProto(
                 dtype=datatype_enum(dtype), shape=shape_proto(np.shape(tensors[name])),
-                shard_id=0, offset=offset, size=len(raw), crc32c=mask(crc32c(raw)))
+                shard_id=0, offset=offset, size=len(raw), crc32c=checksum)
             shard.write(raw)
             offset += len(raw)
     os.replace(data_path + ".tempstate", data_path)
@@ -207,7 +236,9 @@ class BundleReader:
         shape = [d.size for d in entry.shape.dim]
         if entry.shape.unknown_rank or any(d < 0 for d in shape):
             raise _data_loss(self.prefix, f"{name!r} has a bad shape {shape}")
-        if dtype is dtypes.string or np_dtype.kind not in "biufc?":
+        if dtype is dtypes.string:
+            return entry  # lengths are checked when the tensor is read
+        if np_dtype.kind not in "biufc?":
             raise _data_loss(self.prefix, f"{name!r} is a {dtype.name} tensor, which gradflow "
                              "cannot read from a checkpoint")
         if int(np.prod(shape, dtype=object)) * np_dtype.itemsize != entry.size:
@@ -242,8 +273,43 @@ class BundleReader:
         with open(path, "rb") as f:
             f.seek(entry.offset)
             raw = f.read(entry.size)
+        if self.dtype(name) is dtypes.string:
+            return self._strings(name, raw, path)
         if len(raw) != entry.size or mask(crc32c(raw)) != entry.crc32c:
             raise _data_loss(self.prefix, f"{name!r} fails its checksum in {path}")
         dtype = np.dtype(self.dtype(name).as_numpy_dtype)
         return np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype).reshape(
             self.shape(name))
+
+    def _strings(self, name: str, raw: bytes, path: str) -> np.ndarray:
+        """A string tensor from TF's layout (see ``_string_tensor_bytes``), both of its
+        checksums verified."""
+        count = int(np.prod(self.shape(name), dtype=np.int64))
+        sizes, pos = [], 0
+        for _ in range(count):
+            size = shift = 0
+            while True:
+                if pos >= len(raw) or shift > 63:
+                    raise _data_loss(self.prefix, f"{name!r} has bad string lengths in {path}")
+                byte = raw[pos]
+                pos += 1
+                size |= (byte & 0x7F) << shift
+                shift += 7
+                if not byte & 0x80:
+                    break
+            sizes.append(size)
+        body = raw[pos + 4:]
+        if len(body) != sum(sizes):
+            raise _data_loss(self.prefix, f"{name!r} holds {len(body)} string bytes, not "
+                             f"the {sum(sizes)} its lengths say, in {path}")
+        items, start = [], 0
+        for size in sizes:
+            items.append(body[start:start + size])
+            start += size
+        words = _size_words(items)
+        if raw[pos:pos + 4] != struct.pack("<I", mask(crc32c(words))) or \
+                mask(crc32c(words + raw[pos:pos + 4] + body)) != self._entries[name].crc32c:
+            raise _data_loss(self.prefix, f"{name!r} fails its checksum in {path}")
+        out = np.empty(count, dtype=object)
+        out[:] = items
+        return out.reshape(self.shape(name))

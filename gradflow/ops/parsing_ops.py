@@ -31,8 +31,8 @@ except ImportError:  # the optional [image] extra
     Image = ImageSequence = None
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
-           "parse_single_example", "parse_single_sequence_example", "decode_raw",
-           "decode_csv", "string_split", "strings_split", "decode_png", "decode_jpeg",
+           "parse_single_example", "parse_single_sequence_example", "parse_sequence_example",
+           "decode_raw", "decode_csv", "string_split", "strings_split", "decode_png", "decode_jpeg",
            "decode_image"]
 
 _KINDS = {dtypes.int64: "int64_list", dtypes.float32: "float_list", dtypes.string: "bytes_list"}
@@ -687,6 +687,113 @@ def parse_single_sequence_example(serialized, context_features: Optional[dict] =
                     else:
                         target[key] = outputs[position]
                         position += 1
+    return results
+
+
+def _sequence_batch_kernel(serialized, *, context, sequence):
+    """``ParseSequenceExampleV2``: each record parsed as one ``SequenceExample``, then
+    batched: dense context stacked, sparse parts given a batch index, dense feature lists
+    padded to the longest (with zeros or b'') and their lengths."""
+    records = np.asarray(serialized, dtype=object).reshape(-1)
+    parsed = []
+    for record in records:
+        one = _sequence_kernel(np.asarray(record, dtype=object), context=context,
+                               sequence=sequence)
+        parsed.append(list(one) if isinstance(one, tuple) else [one])
+    outputs, lengths, position = [], [], 0
+    groups = [(False, spec) for _, spec in context] + [(True, spec) for _, spec in sequence]
+    for is_list, spec in groups:
+        dtype = np.dtype(dtypes.as_dtype(spec[1]).as_numpy_dtype)
+        if spec[0] == "sparse":
+            parts = [row[position:position + 3] for row in parsed]
+            outputs += _batch_sparse(parts, dtype, len(records))
+            position += 3
+            continue
+        column = [row[position] for row in parsed]
+        position += 1
+        if not is_list:
+            outputs.append(np.stack(column).astype(dtype) if column else
+                           np.zeros((0,) + spec[2].as_tuple(), dtype))
+            continue
+        steps = max((len(c) for c in column), default=0)
+        padded = np.full((len(column), steps) + spec[2].as_tuple(),
+                         b"" if dtype.kind == "O" else 0, dtype=dtype)
+        for i, c in enumerate(column):
+            padded[i, :len(c)] = c
+        outputs.append(padded)
+        lengths.append(np.array([len(c) for c in column], np.int64))
+    return tuple(outputs + lengths)
+
+
+def _batch_sparse(parts: list, dtype: np.dtype, batch: int) -> list:
+    indices = [np.concatenate([np.full((len(i), 1), row, np.int64), i], axis=1)
+               for row, (i, _, _) in enumerate(parts)]
+    rank = parts[0][2].size if parts else 1
+    shape = np.max(np.stack([p[2] for p in parts]), axis=0) if parts else np.zeros(rank)
+    return [np.concatenate(indices).astype(np.int64) if indices else
+            np.zeros((0, rank + 1), np.int64),
+            np.concatenate([p[1] for p in parts]).astype(dtype) if parts else
+            np.zeros(0, dtype),
+            np.concatenate([[batch], shape]).astype(np.int64)]
+
+
+def _infer_sequence_batch(inputs, attrs):
+    batch = inputs[0].shape[0] if inputs[0].shape.ndims == 1 else None
+    out, lengths = [], []
+    for group, specs in (("context", attrs["context"]), ("sequence", attrs["sequence"])):
+        for _, spec in specs:
+            dtype = dtypes.as_dtype(spec[1])
+            rank = 3 if group == "sequence" else 2
+            if spec[0] == "sparse":
+                out += [(dtypes.int64, TensorShape([None, rank])), (dtype, TensorShape([None])),
+                        (dtypes.int64, TensorShape([rank]))]
+            elif group == "context":
+                out.append((dtype, TensorShape([batch] + spec[2].as_list())))
+            else:
+                out.append((dtype, TensorShape([batch, None] + spec[2].as_list())))
+                lengths.append((dtypes.int64, TensorShape([batch])))
+    return out + lengths
+
+
+define_op("ParseSequenceExampleV2", infer=_infer_sequence_batch, kernel=_sequence_batch_kernel)
+NotDifferentiable("ParseSequenceExampleV2")
+
+
+def parse_sequence_example(serialized, context_features: Optional[dict] = None,
+                           sequence_features: Optional[dict] = None, example_names=None,
+                           name: Optional[str] = None) -> tuple[dict, dict, dict]:
+    """Parses a vector of serialized ``SequenceExample``s: (context dict, feature-list dict,
+    lengths dict of the dense feature lists), dense feature lists padded to the longest."""
+    if example_names is not None:
+        raise ValueError("example_names is not supported by gradflow")
+    if not context_features and not sequence_features:
+        raise ValueError("Missing features.")
+    context = _sequence_specs(context_features, "context feature", False)
+    sequence = _sequence_specs(sequence_features, "sequence feature", True)
+    graph = graph_for([serialized])
+    with graph.as_default(), graph.atomic(), \
+            name_scope(name, "ParseSequenceExample", [serialized]), \
+            name_scope(None, "ParseSequenceExample", [serialized]):
+        serialized = convert_to_tensor(serialized, dtype=dtypes.string, name="serialized")
+        if serialized.shape.ndims not in (None, 1):
+            raise ValueError(f"serialized must be a vector, got shape {serialized.shape}")
+        outputs = apply_op("ParseSequenceExampleV2", [serialized],
+                           name="ParseSequenceExampleV2", context=context, sequence=sequence)
+        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        results: tuple[dict, dict, dict] = ({}, {}, {})
+        position = 0
+        for target, specs in zip(results[:2], (context, sequence), strict=True):
+            for key, spec in specs:
+                if spec[0] == "sparse":
+                    target[key] = SparseTensor(*outputs[position:position + 3])
+                    position += 3
+                else:
+                    target[key] = outputs[position]
+                    position += 1
+        for key, spec in sequence:
+            if spec[0] == "dense":
+                results[2][key] = outputs[position]
+                position += 1
     return results
 
 

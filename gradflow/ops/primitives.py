@@ -11,6 +11,7 @@ and ``shape``. The public names are re-exported by ``gradflow.ops.array`` and
 from __future__ import annotations
 
 import builtins
+import functools
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -206,11 +207,17 @@ def filled(shape, value: int, dtype, name: str) -> Tensor:
 
 @constructor("zeros", "shape", "dtype", single_op=False)
 def zeros(shape, dtype=dtypes.float32, name: Optional[str] = None) -> Tensor:
-    """A tensor of ``shape`` filled with zeros."""
-    return filled(shape, 0, dtype, name)
+    """A tensor of ``shape`` filled with zeros (``b''`` for strings, as TF)."""
+    return filled(shape, b"" if dtypes.as_dtype(dtype) is dtypes.string else 0, dtype, name)
 
 
-define_op("ZerosLike", infer=same_as_input, kernel=np.zeros_like)
+def _zeros_like_kernel(x):
+    if np.asarray(x).dtype == object:  # a string tensor: TF's zero is b''
+        return np.full(np.shape(x), b"", dtype=object)
+    return np.zeros_like(x)
+
+
+define_op("ZerosLike", infer=same_as_input, kernel=_zeros_like_kernel)
 
 
 NotDifferentiable("ZerosLike")
@@ -735,7 +742,31 @@ def _floor_divide(x, y):
     return np.floor_divide(x, y) if x.dtype.kind in "iu" else np.floor(x / y)
 
 
-add = binary("AddV2", np.add, "Add")
+_add_numbers = binary("AddV2", np.add, "Add")
+# TF's older Add op: the one TF builds for strings (concatenation), and in imported graphs
+_add_any = binary("Add", np.add, "Add", allowed=NUMERIC + (dtypes.string,))
+
+
+def _is_text(value) -> bool:
+    """Whether an operand of ``add`` is a string (a tensor, str/bytes, an array or list)."""
+    if isinstance(value, Tensor):
+        return value._dtype is dtypes.string
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "OSU"
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    return isinstance(value, (str, bytes))
+
+
+@functools.wraps(_add_numbers)
+def add(x, y, name: Optional[str] = None) -> Tensor:
+    """``x + y`` with broadcasting (``AddV2``); strings concatenate (``Add``), as in TF."""
+    if type(x) is Tensor and type(y) is Tensor and x._dtype is not dtypes.string:
+        return _add_numbers(x, y, name=name)
+    if (_is_text(x) or _is_text(y)) and not any(
+            isinstance(v, Tensor) and v._dtype is not dtypes.string for v in (x, y)):
+        return _add_any(x, y, name=name)
+    return _add_numbers(x, y, name=name)
 
 
 subtract = binary("Sub", np.subtract, "Sub")
@@ -785,6 +816,7 @@ def binary_grads(op, gx: Optional[Callable], gy: Optional[Callable]):
     return dx, dy
 
 
+@RegisterGradient("Add")
 @RegisterGradient("AddV2")
 def _add_grad(op, grad):
     return binary_grads(op, lambda: grad, lambda: grad)

@@ -8,6 +8,7 @@ A reader is a session resource that takes file names from a queue of strings (a
 """
 from __future__ import annotations
 
+import collections
 import glob
 import itertools
 import threading
@@ -29,6 +30,9 @@ __all__ = ["ReaderBase", "WholeFileReader", "TFRecordReader", "TextLineReader",
            "FixedLengthRecordReader", "matching_files"]
 
 _keys = itertools.count()
+# What ``read``/``read_up_to`` return, as TF's generated op wrappers name them.
+ReaderReadV2 = collections.namedtuple("ReaderReadV2", ["key", "value"])
+ReaderReadUpToV2 = collections.namedtuple("ReaderReadUpToV2", ["keys", "values"])
 
 
 def _text(value) -> str:
@@ -189,22 +193,22 @@ class ReaderBase:
     def supports_serialize(self) -> bool:
         return False
 
-    def read(self, queue, name: Optional[str] = None) -> tuple[Tensor, Tensor]:
+    def read(self, queue, name: Optional[str] = None) -> ReaderReadV2:
         """The next (key, value) record, taking a new file from ``queue`` when needed."""
         with get_default_graph().atomic():
             key, value = apply_op("ReaderReadV2", [self._reader_ref, _queue_ref(queue)],
                                   name=name or "ReaderReadV2")
-        return key, value
+        return ReaderReadV2(key, value)
 
     def read_up_to(self, queue, num_records, name: Optional[str] = None
-                   ) -> tuple[Tensor, Tensor]:
+                   ) -> ReaderReadUpToV2:
         """Up to ``num_records`` records (fewer only at the end of the input)."""
         with get_default_graph().atomic():
             count = convert_to_tensor(num_records, dtype=dtypes.int64, name="num_records")
             keys, values = apply_op("ReaderReadUpToV2",
                                     [self._reader_ref, _queue_ref(queue), count],
                                     name=name or "ReaderReadUpToV2")
-        return keys, values
+        return ReaderReadUpToV2(keys, values)
 
     def num_records_produced(self, name: Optional[str] = None) -> Tensor:
         with get_default_graph().atomic():

@@ -13,8 +13,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from gradflow.framework import dtypes
-from gradflow.framework.constant import convert_to_tensor
+from gradflow.framework import dtypes, errors
+from gradflow.framework.constant import convert_to_tensor, string_array
 from gradflow.framework.registry import NotDifferentiable, define_op
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.common import apply_op, graph_for
@@ -39,10 +39,15 @@ def _py_func_kernel(*args, token, Tout):  # noqa: N803 - TF's attr name
         raise ValueError(f"py_func {token} returned {len(results)} values but Tout has "
                          f"{len(Tout)} dtypes")
     out = []
-    for value, dtype in zip(results, Tout, strict=True):
+    for index, (value, dtype) in enumerate(zip(results, Tout, strict=True)):
         dtype = dtypes.as_dtype(dtype)
         if dtype is dtypes.string:
-            out.append(np.asarray(value, dtype=object))
+            try:  # a returned str becomes its UTF-8 bytes, as in TF
+                out.append(string_array(value))
+            except TypeError:
+                raise errors.InvalidArgumentError(
+                    None, None, f"{index}-th value returned by {token} is "
+                    f"{np.asarray(value).dtype}, but expects string") from None
         else:
             out.append(np.asarray(value, dtype=dtype.as_numpy_dtype))
     return out[0] if len(out) == 1 else tuple(out)

@@ -189,7 +189,8 @@ def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices: bool 
     graph = graph_for([sp.values])
     with graph.as_default(), graph.atomic():
         if default_value is None:
-            default = constant(np.zeros((), sp.dtype.as_numpy_dtype), name="zeros")
+            zero = b"" if sp.dtype is dtypes.string else np.zeros((), sp.dtype.as_numpy_dtype)
+            default = constant(zero, dtype=sp.dtype, name="zeros")
         else:
             default = convert_to_tensor(default_value, dtype=sp.dtype, name="default_value")
         return _sparse_to_dense_op(sp.indices, sp.dense_shape, sp.values, default,

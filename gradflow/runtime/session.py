@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from gradflow.framework import dtypes
-from gradflow.framework.constant import is_exact_conversion
+from gradflow.framework.constant import is_exact_conversion, string_array
 from gradflow.framework.default_session import (default_session, get_default_session,
                                                 push_default_session, remove_default_session)
 from gradflow.framework.graph import Graph, Operation, Tensor, get_default_graph
@@ -337,7 +337,7 @@ def _checked_feed_value(tensor: Tensor, value) -> np.ndarray:
                         "numpy ndarrays.")
     dtype = tensor.dtype
     if type(value) is np.ndarray and value.dtype.type is dtype.as_numpy_dtype and \
-            value.shape == tensor.shape.as_tuple():
+            value.shape == tensor.shape.as_tuple() and dtype is not dtypes.string:
         return value  # already exactly right: what the checks below would return
     try:
         source = np.asarray(value) if not isinstance(value, np.ndarray) else value
@@ -345,7 +345,11 @@ def _checked_feed_value(tensor: Tensor, value) -> np.ndarray:
         raise ValueError(f"Cannot feed the value given for Tensor '{tensor.name}': {err}") \
             from None
     if dtype is dtypes.string:
-        array = np.asarray(value, dtype=object)
+        try:  # str is fed as its UTF-8 bytes, as TF does
+            array = string_array(source)
+        except TypeError as err:
+            raise TypeError(f"Cannot feed value of dtype {source.dtype} for Tensor "
+                            f"'{tensor.name}' of dtype string: {err}") from None
     else:
         try:
             array = np.asarray(source, dtype=dtype.as_numpy_dtype)

@@ -151,6 +151,12 @@ def _pad_kernel(x, paddings, constant_values=0):
     pairs = _pad_pairs(x, paddings, "CONSTANT")
     if not pairs:
         return np.array(x)
+    if x.dtype == object:  # strings: TF pads with b'' (np.pad would make np.bytes_)
+        fill = b"" if isinstance(constant_values, int) else np.asarray(constant_values).item()
+        out = np.full([d + a + b for d, (a, b) in zip(x.shape, pairs, strict=True)], fill,
+                      dtype=object)
+        out[tuple(np.s_[a:a + d] for d, (a, _) in zip(x.shape, pairs, strict=True))] = x
+        return out
     return np.pad(x, pairs, constant_values=constant_values)
 
 
