@@ -125,7 +125,8 @@ def _text_column(line: str, index: int, number: int, delimiter: str, dtype, path
 
 def _text_file_kernel(table, filename, *, key_index, value_index, vocab_size, delimiter,
                       offset):
-    path = filename.decode() if isinstance(filename, bytes) else str(filename)
+    name = np.asarray(filename, dtype=object).item()  # a string scalar: bytes or str
+    path = name.decode() if isinstance(name, bytes) else str(name)
     try:
         with open(path, encoding="utf-8") as handle:
             lines = handle.read().splitlines()
