@@ -36,11 +36,11 @@ class ExponentialMovingAverage:
 
     ``apply(var_list)`` creates one non-trainable shadow variable per entry, named
     ``<variable scope>/<var>/<name>`` as TF1's slots are (in GLOBAL_VARIABLES; the
-    averaged *variables* go to MOVING_AVERAGE_VARIABLES), and returns the op that updates them all. A variable's
-    shadow starts at the variable's value (its initial value unless it is already
-    initialised), a tensor's at zero. With ``num_updates`` (usually the global step) the
-    decay used is ``min(decay, (1 + num_updates) / (10 + num_updates))``. With
-    ``zero_debias``, the averages of *tensors* (not variables, as in TF1) are corrected
+    averaged *variables* go to MOVING_AVERAGE_VARIABLES), and returns the op that updates
+    them all. A variable's shadow starts at the variable's value (its initial value unless
+    it is already initialised), a tensor's at zero. With ``num_updates`` (usually the
+    global step) the decay used is ``min(decay, (1 + num_updates) / (10 + num_updates))``.
+    With ``zero_debias``, the averages of *tensors* (not variables, as in TF1) are corrected
     for their zero start (Adam's bias correction), with two more variables
     ``<variable scope>/<shadow>/biased`` and ``.../local_step``.
 
