@@ -412,7 +412,7 @@ class QueueBase:
     def is_closed(self, name: Optional[str] = None) -> Tensor:
         with get_default_graph().atomic():
             return apply_op("QueueIsClosedV2", [self._queue_ref],
-                            name=name or f"{self._name}_IsClosed")
+                            name=name or f"{self._name}_Is_Closed")
 
     def size(self, name: Optional[str] = None) -> Tensor:
         with get_default_graph().atomic():

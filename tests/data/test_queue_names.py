@@ -30,3 +30,10 @@ def test_batch_queue_runner_is_named_under_the_batch_scope():
         assert batched.name == "batch_1:0"
         assert [r.name for r in gf.get_collection(gf.GraphKeys.QUEUE_RUNNERS)] == [
             "batch/fifo_queue", "batch_1/fifo_queue"]
+
+
+def test_is_closed_op_name():
+    with gf.Graph().as_default():
+        queue = gf.FIFOQueue(3, [gf.float32])
+        assert queue.is_closed().name == "fifo_queue_Is_Closed:0"
+        assert queue.is_closed(name="closed").name == "closed:0"
