@@ -12,6 +12,8 @@ from gradflow.ops.nn_more import (  # noqa: F401
     avg_pool1d, avg_pool3d, conv3d, conv3d_backprop_filter_v2, conv3d_transpose, max_pool1d,
     max_pool3d, pool, separable_conv2d)
 from gradflow.ops.in_top_k import in_top_k as in_top_k
+from gradflow.ops.lrn import lrn as lrn
+from gradflow.ops.lrn import local_response_normalization as local_response_normalization
 from gradflow.nn import rnn_cell  # noqa: F401
 from gradflow.nn.rnn import (  # noqa: F401
     bidirectional_dynamic_rnn, dynamic_rnn, raw_rnn, static_bidirectional_rnn, static_rnn)
