@@ -69,6 +69,7 @@ from gradflow.ops.bucketing import histogram_fixed_width, searchsorted  # noqa: 
 from gradflow import distributions  # noqa: F401,E402
 from gradflow import sets  # noqa: F401,E402
 from gradflow.ops.image_adjust import random_crop  # noqa: F401,E402
+from gradflow.ops.counting import bincount, confusion_matrix  # noqa: F401,E402
 from gradflow import manip  # noqa: F401,E402
 from gradflow.ops.candidate_sampling import multinomial  # noqa: F401,E402
 from gradflow import random, sparse  # noqa: F401,E402

@@ -18,3 +18,4 @@ from gradflow.ops.math import (  # noqa: F401
     subtract, tan, tanh, truediv, xdivy, xlogy, zero_fraction)
 from gradflow.ops.math import div_no_nan as divide_no_nan  # noqa: F401
 from gradflow.ops.extra_math import xlog1py  # noqa: F401
+from gradflow.ops.counting import bincount, confusion_matrix  # noqa: F401
