@@ -13,6 +13,8 @@ from gradflow.ops.nn_more import (  # noqa: F401
     max_pool3d, pool, separable_conv2d)
 from gradflow.ops.in_top_k import in_top_k as in_top_k
 from gradflow.ops.lrn import lrn as lrn
+from gradflow.ops.manip_ops import depth_to_space as depth_to_space
+from gradflow.ops.manip_ops import space_to_depth as space_to_depth
 from gradflow.ops.lrn import local_response_normalization as local_response_normalization
 from gradflow.nn import rnn_cell  # noqa: F401
 from gradflow.nn.rnn import (  # noqa: F401
