@@ -15,7 +15,7 @@ import numpy as np
 
 from gradflow.framework import dtypes
 from gradflow.framework.constant import convert_to_tensor
-from gradflow.framework.registry import RegisterGradient, define_op
+from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.ops.common import graph_for
 
 __all__ = ["lrn", "local_response_normalization"]
@@ -63,6 +63,7 @@ def _lrn_grad_kernel(grads, input_image, output_image, *, depth_radius: int, bia
 define_op("LRN", infer=_infer_lrn, kernel=_lrn_kernel)
 define_op("LRNGrad", infer=lambda inputs, attrs: [(inputs[1].dtype, inputs[1].shape)],
           kernel=_lrn_grad_kernel)
+NotDifferentiable("LRNGrad")  # as in TF: LRN has first-order gradients only
 
 
 def _attrs(op) -> dict:
