@@ -63,7 +63,7 @@ def _lrn_grad_kernel(grads, input_image, output_image, *, depth_radius: int, bia
 define_op("LRN", infer=_infer_lrn, kernel=_lrn_kernel)
 define_op("LRNGrad", infer=lambda inputs, attrs: [(inputs[1].dtype, inputs[1].shape)],
           kernel=_lrn_grad_kernel)
-NotDifferentiable("LRNGrad")  # as in TF: LRN has first-order gradients only
+NotDifferentiable("LRNGrad")  # LRN has first-order gradients only (TF: LookupError)
 
 
 def _attrs(op) -> dict:
