@@ -1,14 +1,15 @@
-"""Image resizing: TF1's ``resize_images`` on ``ResizeBilinear``/``ResizeNearestNeighbor``.
+"""Image resizing: TF1's ``resize_images`` on ``ResizeBilinear``, ``ResizeBicubic`` and
+``ResizeNearestNeighbor``.
 
 The primitives under TF's type names, on ``[batch, height, width, channels]`` images
 with a 2-element int32 ``size``; ``align_corners`` and ``half_pixel_centers`` as TF1's
-attrs (TF1's ``resize_images`` uses neither). Both resizes are separable linear maps:
+attrs (TF1's ``resize_images`` uses neither). The resizes are separable linear maps:
 the output is ``Wy @ image @ Wx^T`` per batch and channel, with ``Wy``/``Wx`` the
-interpolation weights of each axis (two taps per row for bilinear, one for nearest), so
-each gradient is the transposed map. Bilinear always gives float32 (as TF's op does);
-nearest keeps the image's dtype. ``resize_images`` adds TF1's conveniences: 3-D images,
-the ``resize`` name scope, ``ResizeMethod``, a no-op for an unchanged static size, and
-``preserve_aspect_ratio`` (static sizes only here).
+interpolation weights of each axis (two taps per row for bilinear, four for bicubic, one
+for nearest), so each gradient is the transposed map. Bilinear and bicubic always give
+float32 (as TF's ops do); nearest keeps the image's dtype. ``resize_images`` adds TF1's
+conveniences: 3-D images, the ``resize`` name scope, ``ResizeMethod``, a no-op for an
+unchanged static size, and ``preserve_aspect_ratio`` (static sizes only here).
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from gradflow.ops.array.slicing import slice as slice_tensor
 from gradflow.ops.common import graph_for, static_ints
 from gradflow.ops.primitives import shape as shape_of
 
-__all__ = ["ResizeMethod", "resize_images", "resize_bilinear", "resize_nearest_neighbor",
+__all__ = ["ResizeMethod", "resize_images", "resize_bilinear", "resize_bicubic",
+           "resize_nearest_neighbor",
            "resize_bilinear_grad", "resize_nearest_neighbor_grad"]
 
 # TF's order (its message lists bfloat16 twice).
@@ -58,6 +60,47 @@ def _bilinear_weights(in_size: int, out_size: int, align_corners: bool,
     rows = np.arange(out_size)
     np.add.at(weights, (rows, lower), 1.0 - lerp)
     np.add.at(weights, (rows, upper), lerp)
+    return weights
+
+
+_CUBIC_TABLE_SIZE = 1024
+
+
+def _cubic_coefficients(t: np.ndarray, a: float) -> np.ndarray:
+    """Keys' cubic convolution weights of the taps at offsets -1, 0, 1, 2 from the floor."""
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], axis=-1)
+
+
+def _bicubic_weights(in_size: int, out_size: int, align_corners: bool,
+                     half_pixel: bool) -> np.ndarray:
+    """The ``[out_size, in_size]`` bicubic interpolation matrix of one axis: TF's legacy
+    kernel (a = -0.75, taps clamped at the borders) or, with half-pixel centres, Keys'
+    (a = -0.5, the weights of taps outside the image dropped and renormalised)."""
+    scale = _scale(in_size, out_size, align_corners)
+    positions = np.arange(out_size, dtype=np.float32)
+    if half_pixel:
+        positions = (positions + np.float32(0.5)) * scale - np.float32(0.5)
+    else:
+        positions = positions * scale
+    floor = np.floor(positions)
+    taps = floor.astype(np.int64)[:, None] + np.arange(-1, 3)
+    # TF reads the weights from a table of 1024 steps per pixel, rounded to float32.
+    steps = np.rint((positions - floor) * np.float32(_CUBIC_TABLE_SIZE)) / _CUBIC_TABLE_SIZE
+    coefficients = _cubic_coefficients(steps.astype(np.float64),
+                                       -0.5 if half_pixel else -0.75).astype(np.float32)
+    if half_pixel:
+        inside = (taps >= 0) & (taps < in_size)
+        coefficients = np.where(inside, coefficients, np.float32(0.0))
+        coefficients = coefficients / coefficients.sum(axis=1, keepdims=True)
+    weights = np.zeros((out_size, in_size))
+    rows = np.repeat(np.arange(out_size), 4)
+    np.add.at(weights, (rows, np.clip(taps, 0, in_size - 1).reshape(-1)),
+              coefficients.reshape(-1))
     return weights
 
 
@@ -127,6 +170,25 @@ def _resize_bilinear_kernel(images, size, *, align_corners: bool, half_pixel_cen
     return _separable(images, wy, wx).astype(np.float32)
 
 
+def _resize_bicubic_kernel(images, size, *, align_corners: bool, half_pixel_centers: bool,
+                           **_):
+    height, width = _check_size(size, "ResizeBicubic")
+    _check_centers(align_corners, half_pixel_centers)
+    _, in_h, in_w, _ = images.shape
+    wy = _bicubic_weights(in_h, height, align_corners, half_pixel_centers)
+    wx = _bicubic_weights(in_w, width, align_corners, half_pixel_centers)
+    return _separable(images, wy, wx).astype(np.float32)
+
+
+def _resize_bicubic_grad_kernel(grads, original_image, *, align_corners: bool,
+                                half_pixel_centers: bool, **_):
+    _, in_h, in_w, _ = original_image.shape
+    _, out_h, out_w, _ = grads.shape
+    wy = _bicubic_weights(in_h, out_h, align_corners, half_pixel_centers)
+    wx = _bicubic_weights(in_w, out_w, align_corners, half_pixel_centers)
+    return _separable(grads, wy.T, wx.T).astype(original_image.dtype)
+
+
 def _resize_bilinear_grad_kernel(grads, original_image, *, align_corners: bool,
                                  half_pixel_centers: bool, **_):
     _, in_h, in_w, _ = original_image.shape
@@ -172,6 +234,11 @@ define_op("ResizeBilinear",
           kernel=_resize_bilinear_kernel)
 define_op("ResizeBilinearGrad", infer=_infer_bilinear_grad,
           kernel=_resize_bilinear_grad_kernel)
+define_op("ResizeBicubic",
+          infer=lambda inputs, attrs: _infer_resize(inputs, attrs, "ResizeBicubic",
+                                                    dtypes.float32),
+          kernel=_resize_bicubic_kernel)
+define_op("ResizeBicubicGrad", infer=_infer_bilinear_grad, kernel=_resize_bicubic_grad_kernel)
 define_op("ResizeNearestNeighbor",
           infer=lambda inputs, attrs: _infer_resize(inputs, attrs, "ResizeNearestNeighbor",
                                                     inputs[0].dtype),
@@ -207,6 +274,22 @@ def _resize_bilinear_grad_grad(op, grad):
     return [resize_bilinear(grad, _spatial_size(op.inputs[0]), **_attrs(op)), None]
 
 
+@RegisterGradient("ResizeBicubic")
+def _resize_bicubic_grad(op, grad):
+    if op.inputs[0].dtype not in (dtypes.float16, dtypes.bfloat16, dtypes.float32,
+                                  dtypes.float64):
+        return [None, None]
+    graph = graph_for([grad, op.inputs[0]])
+    return [graph.create_op("ResizeBicubicGrad", [grad, op.inputs[0]],
+                            dict(_attrs(op), T=op.inputs[0].dtype),
+                            name="ResizeBicubicGrad").outputs[0], None]
+
+
+@RegisterGradient("ResizeBicubicGrad")
+def _resize_bicubic_grad_grad(op, grad):
+    return [resize_bicubic(grad, _spatial_size(op.inputs[0]), **_attrs(op)), None]
+
+
 @RegisterGradient("ResizeNearestNeighbor")
 def _resize_nearest_grad(op, grad):
     return [resize_nearest_neighbor_grad(grad, _spatial_size(op.inputs[0]), **_attrs(op)),
@@ -239,6 +322,13 @@ def resize_bilinear(images, size, align_corners: bool = False, name: Optional[st
     """``images`` ``[batch, h, w, c]`` resized to ``size`` ``[new_h, new_w]`` by bilinear
     interpolation; float32 whatever the images' type (TF's ``ResizeBilinear``)."""
     return _resize("ResizeBilinear", images, size, align_corners, half_pixel_centers, name)
+
+
+def resize_bicubic(images, size, align_corners: bool = False, name: Optional[str] = None,
+                   half_pixel_centers: bool = False):
+    """``images`` ``[batch, h, w, c]`` resized to ``size`` by bicubic interpolation (TF's
+    ``ResizeBicubic``); float32 whatever the images' type."""
+    return _resize("ResizeBicubic", images, size, align_corners, half_pixel_centers, name)
 
 
 def resize_nearest_neighbor(images, size, align_corners: bool = False,
@@ -281,7 +371,7 @@ class ResizeMethod:
     AREA = 3
 
 
-_METHOD_NAMES = {ResizeMethod.BICUBIC: "BICUBIC", ResizeMethod.AREA: "AREA"}
+_METHOD_NAMES = {ResizeMethod.AREA: "AREA"}
 
 
 def _aspect_preserving_size(images, size) -> list[int]:
@@ -305,8 +395,8 @@ def resize_images(images, size, method: int = ResizeMethod.BILINEAR,
     ``[new_h, new_w]`` by ``method`` (TF1's ``tf.image.resize_images``).
 
     Bilinear results are float32; nearest-neighbour ones keep the images' dtype. When the
-    static size already matches, the images come back unchanged. ``BICUBIC`` and ``AREA``
-    are not supported (ValueError).
+    static size already matches, the images come back unchanged. ``AREA`` is not
+    supported (ValueError).
     """
     graph = graph_for([t for t in (images, size) if hasattr(t, "graph")])
     with graph.as_default(), graph.atomic(), graph.name_scope(name or "resize"):
@@ -318,7 +408,8 @@ def resize_images(images, size, method: int = ResizeMethod.BILINEAR,
             images = expand_dims(images, 0)
         elif not batched:
             raise ValueError("'images' must have either 3 or 4 dimensions.")
-        if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR):
+        if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR,
+                          ResizeMethod.BICUBIC):
             if method in _METHOD_NAMES:
                 raise ValueError(f"resize_images: method {_METHOD_NAMES[method]} ({method}) "
                                  "is not supported by gradflow; use BILINEAR or "
@@ -335,6 +426,8 @@ def resize_images(images, size, method: int = ResizeMethod.BILINEAR,
             return images if batched else squeeze(images, axis=[0])
         if method == ResizeMethod.BILINEAR:
             images = resize_bilinear(images, size, align_corners=align_corners)
+        elif method == ResizeMethod.BICUBIC:
+            images = resize_bicubic(images, size, align_corners=align_corners)
         else:
             images = resize_nearest_neighbor(images, size, align_corners=align_corners)
         return images if batched else squeeze(images, axis=[0])

@@ -20,8 +20,8 @@ def test_resize_values_and_gradients_match_tensorflow(key):
     size = case["size"]
     with gf.Graph().as_default():
         x = gf.constant(IMAGE)
-        fn = gf.image.resize_bilinear if case["method"] == "bilinear" else \
-            gf.image.resize_nearest_neighbor
+        fn = {"bilinear": gf.image.resize_bilinear, "bicubic": gf.image.resize_bicubic,
+              "nearest": gf.image.resize_nearest_neighbor}[case["method"]]
         y = fn(x, size, **case["attrs"])
         weights = np.cos(np.arange(2 * size[0] * size[1] * 2)).reshape(2, size[0], size[1], 2)
         grad = gf.gradients(gf.reduce_sum(y * weights.astype(np.float32)), x)[0]
@@ -34,24 +34,26 @@ def test_resize_values_and_gradients_match_tensorflow(key):
     assert y.shape.as_list() == case["shape"]
 
 
-@pytest.mark.parametrize("method", ["bilinear", "nearest"])
+@pytest.mark.parametrize("method", ["bilinear", "bicubic", "nearest"])
 @pytest.mark.parametrize("attrs", [{}, {"align_corners": True}, {"half_pixel_centers": True}])
 def test_resize_numeric_gradient(method, attrs):
-    # ResizeBilinear gives float32 even for float64 images (as TF's): the map is linear,
-    # so a large step keeps the central differences exact up to float32 rounding.
-    fn = gf.image.resize_bilinear if method == "bilinear" else \
-        gf.image.resize_nearest_neighbor
+    # ResizeBilinear and ResizeBicubic give float32 even for float64 images (as TF's): the
+    # map is linear, so a large step keeps central differences exact up to float32 rounding.
+    fn = {"bilinear": gf.image.resize_bilinear, "bicubic": gf.image.resize_bicubic,
+          "nearest": gf.image.resize_nearest_neighbor}[method]
     image = np.sin(np.arange(1 * 3 * 4 * 2) * 0.7).reshape(1, 3, 4, 2)
     for size in ([5, 7], [2, 3]):
         assert gradient_error(lambda x, s=size: gf.cast(fn(x, s, **attrs), gf.float64),
                               [image], delta=0.1) < 1e-5
 
 
-def test_resize_bilinear_second_order():
+@pytest.mark.parametrize("method", ["bilinear", "bicubic"])
+def test_resize_second_order(method):
     image = np.sin(np.arange(1 * 3 * 4 * 1) * 0.7).reshape(1, 3, 4, 1)
+    fn = gf.image.resize_bilinear if method == "bilinear" else gf.image.resize_bicubic
 
     def build(x):
-        y = gf.cast(gf.image.resize_bilinear(x, [5, 6]), gf.float64)
+        y = gf.cast(fn(x, [5, 6]), gf.float64)
         return y * y
     assert second_order_error(build, [image], delta=0.1) < 1e-4
 
@@ -73,6 +75,7 @@ def test_resize_images_names_dtypes_shapes_and_values():
             gf.image.resize_images(batch, size),
             gf.image.resize_images(batch, [6, 6], preserve_aspect_ratio=True),
             gf.image.resize_images(single, [2, 2], align_corners=True, name="shrink"),
+            gf.image.resize_images(batch, [7, 5], method=gf.image.ResizeMethod.BICUBIC),
         ]
         assert [[t.name, t.dtype.name, t.shape.as_list()] for t in results] == \
             RECORDED["resize_images"]
@@ -89,6 +92,8 @@ def test_resize_images_names_dtypes_shapes_and_values():
             np.testing.assert_allclose(
                 sess.run(results[6], {batch: IMAGE, size: [4, 5]}).ravel(),
                 RECORDED["dynamic_values"], rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(sess.run(results[9], {batch: IMAGE}).ravel(),
+                                       RECORDED["bicubic_values"], rtol=1e-5, atol=1e-5)
             u8_image = (IMAGE[:1, :, :, :1] * 20 + 120).astype(np.uint8)
             bilinear, nearest = sess.run(results[3:5], {u8: u8_image})
             np.testing.assert_allclose(bilinear.ravel(), RECORDED["u8_values"][0], rtol=1e-5)
@@ -113,9 +118,8 @@ def test_resize_images_errors_match_tensorflow_and_leave_the_graph():
             gf.image.resize_bilinear(strings, [2, 2])
         messages.append(str(info.value))
         assert messages == RECORDED["errors"]
-        for method in (gf.image.ResizeMethod.BICUBIC, gf.image.ResizeMethod.AREA):
-            with pytest.raises(ValueError, match="method .* is not supported by gradflow"):
-                gf.image.resize_images(batch, [5, 5], method=method)
+        with pytest.raises(ValueError, match="method AREA .* is not supported by gradflow"):
+            gf.image.resize_images(batch, [5, 5], method=gf.image.ResizeMethod.AREA)
         with pytest.raises(ValueError, match="preserve_aspect_ratio"):
             gf.image.resize_images(batch, gf.placeholder_with_default([5, 5], [2]),
                                    preserve_aspect_ratio=True)
