@@ -1,12 +1,13 @@
-"""Image resizing: TF1's ``resize_images`` on ``ResizeBilinear``, ``ResizeBicubic`` and
-``ResizeNearestNeighbor``.
+"""Image resizing: TF1's ``resize_images`` on ``ResizeBilinear``, ``ResizeBicubic``,
+``ResizeArea`` and ``ResizeNearestNeighbor``.
 
 The primitives under TF's type names, on ``[batch, height, width, channels]`` images
 with a 2-element int32 ``size``; ``align_corners`` and ``half_pixel_centers`` as TF1's
 attrs (TF1's ``resize_images`` uses neither). The resizes are separable linear maps:
 the output is ``Wy @ image @ Wx^T`` per batch and channel, with ``Wy``/``Wx`` the
-interpolation weights of each axis (two taps per row for bilinear, four for bicubic, one
-for nearest), so each gradient is the transposed map. Bilinear and bicubic always give
+interpolation weights of each axis (two taps per row for bilinear, four for bicubic, the
+covered span for area, one for nearest), so each gradient is the transposed map (area
+has none, as in TF). Bilinear and bicubic always give
 float32 (as TF's ops do); nearest keeps the image's dtype. ``resize_images`` adds TF1's
 conveniences: 3-D images, the ``resize`` name scope, ``ResizeMethod``, a no-op for an
 unchanged static size, and ``preserve_aspect_ratio`` (static sizes only here).
@@ -19,14 +20,14 @@ import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import convert_to_tensor
-from gradflow.framework.registry import RegisterGradient, define_op
+from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.array.shapes import expand_dims, squeeze
 from gradflow.ops.array.slicing import slice as slice_tensor
 from gradflow.ops.common import graph_for, static_ints
 from gradflow.ops.primitives import shape as shape_of
 
-__all__ = ["ResizeMethod", "resize_images", "resize_bilinear", "resize_bicubic",
+__all__ = ["ResizeMethod", "resize_images", "resize_bilinear", "resize_bicubic", "resize_area",
            "resize_nearest_neighbor",
            "resize_bilinear_grad", "resize_nearest_neighbor_grad"]
 
@@ -101,6 +102,20 @@ def _bicubic_weights(in_size: int, out_size: int, align_corners: bool,
     rows = np.repeat(np.arange(out_size), 4)
     np.add.at(weights, (rows, np.clip(taps, 0, in_size - 1).reshape(-1)),
               coefficients.reshape(-1))
+    return weights
+
+
+def _area_weights(in_size: int, out_size: int, align_corners: bool) -> np.ndarray:
+    """The ``[out_size, in_size]`` area-averaging matrix of one axis: each output pixel
+    averages the input span ``[i * scale, (i + 1) * scale)``, partly covered pixels
+    weighted by their covered fraction."""
+    scale = float(_scale(in_size, out_size, align_corners))
+    weights = np.zeros((out_size, in_size))
+    for i in range(out_size):
+        start, stop = i * scale, (i + 1) * scale
+        for j in range(int(np.floor(start)), int(np.ceil(stop))):
+            covered = min(j + 1.0, stop) - max(float(j), start)
+            weights[i, min(j, in_size - 1)] += covered / scale
     return weights
 
 
@@ -189,6 +204,13 @@ def _resize_bicubic_grad_kernel(grads, original_image, *, align_corners: bool,
     return _separable(grads, wy.T, wx.T).astype(original_image.dtype)
 
 
+def _resize_area_kernel(images, size, *, align_corners: bool, **_):
+    height, width = _check_size(size, "ResizeArea")
+    _, in_h, in_w, _ = images.shape
+    return _separable(images, _area_weights(in_h, height, align_corners),
+                      _area_weights(in_w, width, align_corners)).astype(np.float32)
+
+
 def _resize_bilinear_grad_kernel(grads, original_image, *, align_corners: bool,
                                  half_pixel_centers: bool, **_):
     _, in_h, in_w, _ = original_image.shape
@@ -239,6 +261,11 @@ define_op("ResizeBicubic",
                                                     dtypes.float32),
           kernel=_resize_bicubic_kernel)
 define_op("ResizeBicubicGrad", infer=_infer_bilinear_grad, kernel=_resize_bicubic_grad_kernel)
+define_op("ResizeArea",
+          infer=lambda inputs, attrs: _infer_resize(inputs, attrs, "ResizeArea",
+                                                    dtypes.float32),
+          kernel=_resize_area_kernel)
+NotDifferentiable("ResizeArea")  # TF registers no gradient for it either
 define_op("ResizeNearestNeighbor",
           infer=lambda inputs, attrs: _infer_resize(inputs, attrs, "ResizeNearestNeighbor",
                                                     inputs[0].dtype),
@@ -331,6 +358,22 @@ def resize_bicubic(images, size, align_corners: bool = False, name: Optional[str
     return _resize("ResizeBicubic", images, size, align_corners, half_pixel_centers, name)
 
 
+def resize_area(images, size, align_corners: bool = False, name: Optional[str] = None):
+    """``images`` ``[batch, h, w, c]`` resized to ``size`` by area averaging (TF's
+    ``ResizeArea``); float32, no gradient."""
+    graph = graph_for([t for t in (images, size) if hasattr(t, "graph")])
+    with graph.as_default(), graph.atomic(), graph.name_scope(name or "ResizeArea") as scope:
+        images = convert_to_tensor(images, name="images")
+        if images.dtype not in _RESIZE_TYPES:
+            raise TypeError(f"Value passed to parameter 'images' has DataType "
+                            f"{images.dtype.name} not in list of allowed values: "
+                            f"{_RESIZE_TYPE_NAMES}")
+        size = convert_to_tensor(size, dtype=dtypes.int32, name="size")
+        return graph.create_op("ResizeArea", [images, size],
+                               {"T": images.dtype, "align_corners": bool(align_corners)},
+                               scope).outputs[0]
+
+
 def resize_nearest_neighbor(images, size, align_corners: bool = False,
                             name: Optional[str] = None, half_pixel_centers: bool = False):
     """``images`` ``[batch, h, w, c]`` resized to ``size`` by copying the nearest pixel;
@@ -371,8 +414,6 @@ class ResizeMethod:
     AREA = 3
 
 
-_METHOD_NAMES = {ResizeMethod.AREA: "AREA"}
-
 
 def _aspect_preserving_size(images, size) -> list[int]:
     """The largest size within ``size`` keeping the images' aspect ratio (float32 math,
@@ -395,8 +436,8 @@ def resize_images(images, size, method: int = ResizeMethod.BILINEAR,
     ``[new_h, new_w]`` by ``method`` (TF1's ``tf.image.resize_images``).
 
     Bilinear results are float32; nearest-neighbour ones keep the images' dtype. When the
-    static size already matches, the images come back unchanged. ``AREA`` is not
-    supported (ValueError).
+    static size already matches, the images come back unchanged (``AREA`` results have no
+    gradient, as in TF).
     """
     graph = graph_for([t for t in (images, size) if hasattr(t, "graph")])
     with graph.as_default(), graph.atomic(), graph.name_scope(name or "resize"):
@@ -409,11 +450,7 @@ def resize_images(images, size, method: int = ResizeMethod.BILINEAR,
         elif not batched:
             raise ValueError("'images' must have either 3 or 4 dimensions.")
         if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR,
-                          ResizeMethod.BICUBIC):
-            if method in _METHOD_NAMES:
-                raise ValueError(f"resize_images: method {_METHOD_NAMES[method]} ({method}) "
-                                 "is not supported by gradflow; use BILINEAR or "
-                                 "NEAREST_NEIGHBOR")
+                          ResizeMethod.BICUBIC, ResizeMethod.AREA):
             raise ValueError(f"Resize method is not implemented: {method}")
         size = convert_to_tensor(size, dtype=dtypes.int32, name="size")
         if not size.shape.is_compatible_with([2]):
@@ -428,6 +465,8 @@ def resize_images(images, size, method: int = ResizeMethod.BILINEAR,
             images = resize_bilinear(images, size, align_corners=align_corners)
         elif method == ResizeMethod.BICUBIC:
             images = resize_bicubic(images, size, align_corners=align_corners)
+        elif method == ResizeMethod.AREA:
+            images = resize_area(images, size, align_corners=align_corners)
         else:
             images = resize_nearest_neighbor(images, size, align_corners=align_corners)
         return images if batched else squeeze(images, axis=[0])

@@ -21,16 +21,21 @@ def test_resize_values_and_gradients_match_tensorflow(key):
     with gf.Graph().as_default():
         x = gf.constant(IMAGE)
         fn = {"bilinear": gf.image.resize_bilinear, "bicubic": gf.image.resize_bicubic,
-              "nearest": gf.image.resize_nearest_neighbor}[case["method"]]
+              "nearest": gf.image.resize_nearest_neighbor,
+              "area": gf.image.resize_area}[case["method"]]
         y = fn(x, size, **case["attrs"])
         weights = np.cos(np.arange(2 * size[0] * size[1] * 2)).reshape(2, size[0], size[1], 2)
-        grad = gf.gradients(gf.reduce_sum(y * weights.astype(np.float32)), x)[0]
+        grad = None if case["method"] == "area" else \
+            gf.gradients(gf.reduce_sum(y * weights.astype(np.float32)), x)[0]
+        if grad is None:  # ResizeArea has no gradient, as in TF
+            assert gf.gradients(gf.reduce_sum(y), x) == [None]
         with gf.Session() as sess:
-            values, grads = sess.run([y, grad])
+            values, grads = sess.run([y, grad if grad is not None else gf.constant(0.0)])
+            grads = np.zeros(0) if grad is None else grads
     np.testing.assert_allclose(values.ravel(), case["values"], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(grads.ravel(), case["grad"], rtol=1e-5, atol=1e-5)
     assert y.name == case["name"]
-    assert grad.op.type == case["grad_type"]
+    assert (grad.op.type if grad is not None else None) == case["grad_type"]
     assert y.shape.as_list() == case["shape"]
 
 
@@ -76,6 +81,7 @@ def test_resize_images_names_dtypes_shapes_and_values():
             gf.image.resize_images(batch, [6, 6], preserve_aspect_ratio=True),
             gf.image.resize_images(single, [2, 2], align_corners=True, name="shrink"),
             gf.image.resize_images(batch, [7, 5], method=gf.image.ResizeMethod.BICUBIC),
+            gf.image.resize_images(batch, [2, 3], method=gf.image.ResizeMethod.AREA),
         ]
         assert [[t.name, t.dtype.name, t.shape.as_list()] for t in results] == \
             RECORDED["resize_images"]
@@ -94,6 +100,8 @@ def test_resize_images_names_dtypes_shapes_and_values():
                 RECORDED["dynamic_values"], rtol=1e-5, atol=1e-5)
             np.testing.assert_allclose(sess.run(results[9], {batch: IMAGE}).ravel(),
                                        RECORDED["bicubic_values"], rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(sess.run(results[10], {batch: IMAGE}).ravel(),
+                                       RECORDED["area_values"], rtol=1e-5, atol=1e-5)
             u8_image = (IMAGE[:1, :, :, :1] * 20 + 120).astype(np.uint8)
             bilinear, nearest = sess.run(results[3:5], {u8: u8_image})
             np.testing.assert_allclose(bilinear.ravel(), RECORDED["u8_values"][0], rtol=1e-5)
@@ -118,8 +126,6 @@ def test_resize_images_errors_match_tensorflow_and_leave_the_graph():
             gf.image.resize_bilinear(strings, [2, 2])
         messages.append(str(info.value))
         assert messages == RECORDED["errors"]
-        with pytest.raises(ValueError, match="method AREA .* is not supported by gradflow"):
-            gf.image.resize_images(batch, [5, 5], method=gf.image.ResizeMethod.AREA)
         with pytest.raises(ValueError, match="preserve_aspect_ratio"):
             gf.image.resize_images(batch, gf.placeholder_with_default([5, 5], [2]),
                                    preserve_aspect_ratio=True)
