@@ -64,6 +64,11 @@ from gradflow.ops.sparse_ops import (  # noqa: F401,E402
     sparse_add, sparse_placeholder, sparse_reduce_sum, sparse_tensor_dense_matmul,
     sparse_tensor_to_dense, sparse_to_dense)
 from gradflow.ops.sequence_ops import reverse_sequence  # noqa: F401,E402
+from gradflow.ops.manip_ops import roll  # noqa: F401,E402
+from gradflow.ops.bucketing import histogram_fixed_width, searchsorted  # noqa: F401,E402
+from gradflow import distributions  # noqa: F401,E402
+from gradflow import sets  # noqa: F401,E402
+from gradflow import manip  # noqa: F401,E402
 from gradflow.ops.candidate_sampling import multinomial  # noqa: F401,E402
 from gradflow import random, sparse  # noqa: F401,E402
 # Input pipelines: tf.data, TFRecord files, Example parsing (tf.python_io, tf.image).

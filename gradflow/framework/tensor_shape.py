@@ -295,3 +295,22 @@ def unknown_shape(rank: Optional[int] = None) -> TensorShape:
 def shape_list(dims: Iterable) -> TensorShape:
     """A TensorShape from an iterable of ints/None, without per-dim validation."""
     return TensorShape.from_tuple(tuple(dims))
+
+
+def shape_text(shape: TensorShape) -> str:
+    """A shape as TF's C++ shape functions print it: ``[4,?]``, or ``?`` for unknown rank."""
+    if shape.ndims is None:
+        return "?"
+    return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
+
+
+def equal_shapes_message(a: TensorShape, b: TensorShape) -> str:
+    """TF's shape-inference text for two shapes that must be equal and are not."""
+    if a.ndims is not None and b.ndims is not None:
+        if a.ndims != b.ndims:
+            return f"Shapes must be equal rank, but are {a.ndims} and {b.ndims}"
+        for axis, (da, db) in enumerate(zip(a.as_list(), b.as_list(), strict=True)):
+            if da is not None and db is not None and da != db:
+                return (f"Dimension {axis} in both shapes must be equal, but are {da} and "
+                        f"{db}. Shapes are {shape_text(a)} and {shape_text(b)}.")
+    return f"Shapes {shape_text(a)} and {shape_text(b)} are not compatible"

@@ -29,6 +29,7 @@ from gradflow.framework.graph import Graph, GraphKeys, Operation, Tensor
 from gradflow.framework.tensor_proto import make_tensor_proto
 from gradflow.io.graph_def import attr_value, graph_to_graph_def
 from gradflow.io.graph_import import import_graph_def
+from gradflow.io.tf_op_defs import TF_OP_DEFS
 from gradflow.ops.state import Variable
 
 __all__ = ["build_meta_graph_def", "read_meta_graph_def", "import_meta_graph_def",
@@ -178,6 +179,24 @@ def build_meta_graph_def(graph: Graph, saver_scope: Optional[str] = None,
         if collection is not None:
             result.collection_def[key].CopyFrom(collection)
     return result
+
+
+def strip_default_attrs(meta: meta_graph_pb2.MetaGraphDef) -> None:
+    """Removes from ``meta``'s nodes (functions' included) each attr equal to its TF
+    default, and marks it ``stripped_default_attrs``, as TF's exporters do when asked:
+    a reader fills the defaults back in."""
+    nodes = list(meta.graph_def.node)
+    for function in meta.graph_def.library.function:
+        nodes.extend(function.node_def)
+    for node in nodes:
+        declared = TF_OP_DEFS.get(node.op)
+        if declared is None:
+            continue
+        for name, (_, default) in declared[0].items():
+            if default is not None and name in node.attr and \
+                    node.attr[name] == attr_value_pb2.AttrValue.FromString(default):
+                del node.attr[name]
+    meta.meta_info_def.stripped_default_attrs = True
 
 
 def write_proto(proto, path: str, as_text: bool) -> None:

@@ -16,7 +16,7 @@ from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.graph import Operation, Tensor, control_dependencies, name_scope
 from gradflow.framework.registry import RegisterGradient, define_op
-from gradflow.framework.tensor_shape import TensorShape
+from gradflow.framework.tensor_shape import TensorShape, equal_shapes_message, shape_text
 from gradflow.ops import control
 from gradflow.ops.array import gather
 from gradflow.ops.array import identity
@@ -38,33 +38,22 @@ def _infer_ensure_shape(inputs, attrs):
     wanted = attrs["shape"]
     if not x.shape.is_compatible_with(wanted):
         raise ValueError(f"Shape must be rank {wanted.ndims} but is rank {x.shape.ndims} for "
-                         f"'EnsureShape' with input shapes: {_text(x.shape)}."
+                         f"'EnsureShape' with input shapes: {shape_text(x.shape)}."
                          if x.shape.ndims != wanted.ndims else
                          _dimension_message(x.shape, wanted))
     return [(x.dtype, x.shape.merge_with(wanted))]
 
 
-def _text(shape: TensorShape) -> str:
-    """A shape as TF's shape functions print it: ``[4,?]``."""
-    if shape.ndims is None:
-        return "?"
-    return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
-
-
 def _dimension_message(have: TensorShape, wanted: TensorShape) -> str:
-    for i, (a, b) in enumerate(zip(wanted.as_list(), have.as_list(), strict=True)):
-        if a is not None and b is not None and a != b:
-            return (f"Dimension {i} in both shapes must be equal, but are {a} and {b}. "
-                    f"Shapes are {_text(wanted)} and {_text(have)}. for 'EnsureShape' with "
-                    f"input shapes: {_text(have)}.")
-    return f"Shapes {_text(wanted)} and {_text(have)} are not compatible"
+    return f"{equal_shapes_message(wanted, have)} for 'EnsureShape' with input shapes: " \
+           f"{shape_text(have)}."
 
 
 def _ensure_shape_kernel(x, shape):
     if not TensorShape(x.shape).is_compatible_with(shape):
         raise errors.InvalidArgumentError(
-            None, None, f"Shape of tensor x {_text(TensorShape(x.shape))} is not compatible "
-            f"with expected shape {_text(shape)}.")
+            None, None, f"Shape of tensor x {shape_text(TensorShape(x.shape))} is not compatible "
+            f"with expected shape {shape_text(shape)}.")
     return x
 
 

@@ -10,7 +10,7 @@ from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import constant_value, convert_to_tensor
 from gradflow.framework.graph import Tensor, control_dependencies, name_scope
 from gradflow.framework.registry import NotDifferentiable, define_op
-from gradflow.framework.tensor_shape import TensorShape
+from gradflow.framework.tensor_shape import TensorShape, equal_shapes_message
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
 from gradflow.ops.array.indexing import scatter_nd
@@ -119,8 +119,7 @@ def confusion_matrix(labels, predictions, num_classes=None, dtype=dtypes.int32,
         labels = math_ops.cast(labels, dtypes.int64)
         predictions = math_ops.cast(predictions, dtypes.int64)
         if not labels.shape.is_compatible_with(predictions.shape):
-            raise ValueError(f"labels and predictions must have the same shape, got "
-                             f"{labels.shape} and {predictions.shape}")
+            raise ValueError(equal_shapes_message(labels.shape, predictions.shape))
         checks = [assert_non_negative(labels, message="`labels` contains negative values"),
                   assert_non_negative(predictions,
                                       message="`predictions` contains negative values")]

@@ -285,7 +285,8 @@ class QueueBase:
     _op_type = "FIFOQueueV2"
 
     def __init__(self, capacity: int, dtypes_, shapes=None, names=None,
-                 shared_name: Optional[str] = None, name: str = "fifo_queue", **attrs):
+                 shared_name: Optional[str] = None, name: Optional[str] = "fifo_queue",
+                 **attrs):
         self._dtypes = [dtypes.as_dtype(t) for t in _as_list(dtypes_)]
         if shapes is None:
             self._shapes = [TensorShape(None)] * len(self._dtypes)
@@ -304,7 +305,9 @@ class QueueBase:
                 self._op_type, [], name=name, component_types=self._dtypes,
                 shapes=self._shapes, capacity=int(capacity),
                 shared_name=shared_name or f"queue_{next(_keys)}", container="",
-                queue_name=name.rstrip("/").split("/")[-1], **attrs)
+                queue_name=(name or self._op_type).rstrip("/").split("/")[-1], **attrs)
+        # Op names of the queue's methods use the last component (``myq_Size``); ``name``
+        # is the whole op name (``batch/myq``), as in TF.
         self._name = self._queue_ref.op.name.split("/")[-1]
 
     @property
@@ -313,7 +316,7 @@ class QueueBase:
 
     @property
     def name(self) -> str:
-        return self._name
+        return self._queue_ref.op.name
 
     @property
     def dtypes(self) -> list:
@@ -409,7 +412,7 @@ class QueueBase:
     def is_closed(self, name: Optional[str] = None) -> Tensor:
         with get_default_graph().atomic():
             return apply_op("QueueIsClosedV2", [self._queue_ref],
-                            name=name or f"{self._name}_IsClosed")
+                            name=name or f"{self._name}_Is_Closed")
 
     def size(self, name: Optional[str] = None) -> Tensor:
         with get_default_graph().atomic():
@@ -422,7 +425,7 @@ class FIFOQueue(QueueBase):
     _op_type = "FIFOQueueV2"
 
     def __init__(self, capacity: int, dtypes, shapes=None, names=None,  # noqa: A002
-                 shared_name: Optional[str] = None, name: str = "fifo_queue"):
+                 shared_name: Optional[str] = None, name: Optional[str] = "fifo_queue"):
         super().__init__(capacity, dtypes, shapes, names, shared_name, name)
 
 
@@ -432,7 +435,7 @@ class PaddingFIFOQueue(QueueBase):
     _op_type = "PaddingFIFOQueueV2"
 
     def __init__(self, capacity: int, dtypes, shapes, names=None,  # noqa: A002
-                 shared_name: Optional[str] = None, name: str = "padding_fifo_queue"):
+                 shared_name: Optional[str] = None, name: Optional[str] = "padding_fifo_queue"):
         super().__init__(capacity, dtypes, shapes, names, shared_name, name)
         if any(s.ndims is None for s in self._shapes):
             raise ValueError("PaddingFIFOQueue requires shapes of known rank")
@@ -445,7 +448,7 @@ class RandomShuffleQueue(QueueBase):
 
     def __init__(self, capacity: int, min_after_dequeue: int, dtypes, shapes=None,  # noqa: A002
                  names=None, seed: Optional[int] = None, shared_name: Optional[str] = None,
-                 name: str = "random_shuffle_queue"):
+                 name: Optional[str] = "random_shuffle_queue"):
         seed1, seed2 = get_seed(seed)
         super().__init__(capacity, dtypes, shapes, names, shared_name, name,
                          min_after_dequeue=int(min_after_dequeue), seed=seed1 or 0,
@@ -458,7 +461,7 @@ class PriorityQueue(QueueBase):
     _op_type = "PriorityQueueV2"
 
     def __init__(self, capacity: int, types, shapes=None, names=None,
-                 shared_name: Optional[str] = None, name: str = "priority_queue"):
+                 shared_name: Optional[str] = None, name: Optional[str] = "priority_queue"):
         types = [dtypes.int64] + _as_list(types)
         if shapes is not None:
             shapes = [TensorShape([])] + [as_shape(s) for s in shapes]

@@ -18,7 +18,7 @@ from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import constant, constant_value, convert_to_tensor
 from gradflow.framework.graph import Tensor, op_scope
 from gradflow.framework.registry import NotDifferentiable, define_op
-from gradflow.framework.tensor_shape import TensorShape
+from gradflow.framework.tensor_shape import TensorShape, equal_shapes_message
 from gradflow.ops.common import apply_op, broadcast_shape, same_as_input
 from gradflow.ops.logging_ops import format_value
 from gradflow.ops.string_hash import fingerprint64, murmur64, siphash24
@@ -132,20 +132,9 @@ def _infer_string_join(inputs, attrs):
             shape = x.shape
             continue
         if not shape.is_compatible_with(x.shape):
-            raise ValueError(_shape_mismatch(shape, x.shape) + " for 'StringJoin'")
+            raise ValueError(equal_shapes_message(shape, x.shape) + " for 'StringJoin'")
         shape = shape.merge_with(x.shape)
     return [(dtypes.string, shape)]
-
-
-def _shape_mismatch(a: TensorShape, b: TensorShape) -> str:
-    """TF's text for two shapes that must be equal."""
-    if a.ndims != b.ndims:
-        return f"Shapes must be equal rank, but are {a.ndims} and {b.ndims}"
-    for axis, (da, db) in enumerate(zip(a.as_list(), b.as_list(), strict=True)):
-        if da is not None and db is not None and da != db:
-            return (f"Dimension {axis} in both shapes must be equal, but are {da} and {db}. "
-                    f"Shapes are {a.as_list()} and {b.as_list()}.")
-    return f"Shapes {a} and {b} are not compatible"
 
 
 define_op("StringJoin", infer=_infer_string_join, kernel=_string_join_kernel)

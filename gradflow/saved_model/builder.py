@@ -94,14 +94,13 @@ class SavedModelBuilder:
              main_op, strip_default_attrs, train_op, init_op) -> None:
         if assets_collection:
             raise ValueError("assets_collection: SavedModel assets are not supported")
-        if strip_default_attrs:
-            raise ValueError("strip_default_attrs=True is not supported")
         if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
             raise TypeError(f"tags must be a list of strings, got {tags!r}")
         extra = {MAIN_OP_KEY: _check_op(main_op or init_op, "main_op"),
                  LEGACY_INIT_OP_KEY: _check_op(legacy_init_op, "legacy_init_op"),
                  TRAIN_OP_KEY: _check_op(train_op, "train_op")}
         meta = export_meta_graph(clear_devices=clear_devices,
+                                 strip_default_attrs=strip_default_attrs,
                                  saver=self._saver if self._saver._variables else None)
         meta.meta_info_def.tags.extend(tags)
         for key, signature in signature_def_map.items():

@@ -3,6 +3,8 @@
 """
 from __future__ import annotations
 
+import contextlib
+
 from typing import Optional, Union
 
 from gradflow.framework import dtypes
@@ -15,6 +17,7 @@ from gradflow.ops.functional import cond
 from gradflow.ops.math import cast, minimum, pow
 from gradflow.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
                                 is_variable_initialized, trainable_variables)
+from gradflow.variables.scope import get_variable_scope
 
 __all__ = ["ExponentialMovingAverage"]
 
@@ -32,14 +35,18 @@ class ExponentialMovingAverage:
     """Maintains ``shadow = decay * shadow + (1 - decay) * value`` for variables and tensors.
 
     ``apply(var_list)`` creates one non-trainable shadow variable per entry, named
-    ``<var>/<name>`` (in GLOBAL_VARIABLES; the averaged *variables* go to
-    MOVING_AVERAGE_VARIABLES), and returns the op that updates them all. A variable's
-    shadow starts at the variable's value (its initial value unless it is already
-    initialised), a tensor's at zero. With ``num_updates`` (usually the global step) the
-    decay used is ``min(decay, (1 + num_updates) / (10 + num_updates))``. With
-    ``zero_debias``, the averages of *tensors* (not variables, as in TF1) are corrected
+    ``<variable scope>/<var>/<name>`` as TF1's slots are (in GLOBAL_VARIABLES; the
+    averaged *variables* go to MOVING_AVERAGE_VARIABLES), and returns the op that updates
+    them all. A variable's shadow starts at the variable's value (its initial value unless
+    it is already initialised), a tensor's at zero. With ``num_updates`` (usually the
+    global step) the decay used is ``min(decay, (1 + num_updates) / (10 + num_updates))``.
+    With ``zero_debias``, the averages of *tensors* (not variables, as in TF1) are corrected
     for their zero start (Adam's bias correction), with two more variables
-    ``<shadow>/biased`` and ``<shadow>/local_step``.
+    ``<variable scope>/<shadow>/biased`` and ``.../local_step``.
+
+    Called inside a ``cond`` branch (the hand-written batch norm's
+    ``cond(is_training, mean_var_with_update, ...)``), the shadows are made in the outer
+    graph and the update op in the branch, so it runs only when the branch is taken.
     """
 
     def __init__(self, decay, num_updates=None, zero_debias: bool = False,
@@ -66,13 +73,14 @@ class ExponentialMovingAverage:
                                 f"{value!r}")
             if value.dtype not in _AVERAGEABLE:
                 raise TypeError(f"The variables must be half, float, or double: {value.name}")
-        graph = values[0].graph if values else get_default_graph()
+        graph = _update_graph(values)
+        outer = _outermost(graph)
         averages, debiased = dict(self._averages), set(self._debiased)
         try:
-            with graph.as_default(), graph.atomic():
+            with outer.atomic(), graph.as_default(), graph.atomic():
                 for value in values:
                     if _key(value) not in self._averages:
-                        self._averages[_key(value)] = self._create_shadow(graph, value)
+                        self._averages[_key(value)] = self._create_shadow(outer, value)
                 return self._update_op(graph, values)
         except BaseException:
             self._averages, self._debiased = averages, debiased
@@ -92,9 +100,9 @@ class ExponentialMovingAverage:
         return shadow
 
     def _shadow_variable(self, graph: Graph, value: Averaged, initial_value) -> Variable:
-        """A non-trainable variable ``<value's op>/<name>``, outside any name scope."""
-        with graph.control_dependencies(None), graph.name_scope(value.op.name + "/"), \
-                graph.colocate_with(value.op):
+        """A non-trainable variable ``<variable scope>/<value's op>/<name>``."""
+        with graph.as_default(), graph.control_dependencies(None), \
+                graph.name_scope(_slot_scope(value.op.name)), _colocated(graph, value.op):
             return Variable(initial_value, trainable=False, name=self._name,
                             dtype=value.dtype, validate_shape=value.shape.is_fully_defined())
 
@@ -126,7 +134,7 @@ class ExponentialMovingAverage:
             rate = cast(1.0 - decay, shadow.dtype)
             if not zero_debias:
                 return assign_sub(shadow, (shadow - value) * rate, name=scope)
-            biased, local_step = self._debias_variables(graph, shadow)
+            biased, local_step = self._debias_variables(_outermost(graph), shadow)
             update_biased = assign_sub(biased, (biased - value) * rate)
             update_step = assign_add(local_step, constant(1, dtype=shadow.dtype))
             bias_factor = 1 - pow(1.0 - rate, update_step)
@@ -134,9 +142,9 @@ class ExponentialMovingAverage:
 
     @staticmethod
     def _debias_variables(graph: Graph, shadow: Variable) -> tuple[Variable, Variable]:
-        """``<shadow>/biased`` (the plain average) and ``<shadow>/local_step``."""
-        with graph.control_dependencies(None), graph.name_scope(shadow.op.name + "/"), \
-                graph.colocate_with(shadow.op):
+        """``<variable scope>/<shadow>/biased`` (the plain average) and ``.../local_step``."""
+        with graph.as_default(), graph.control_dependencies(None), \
+                graph.name_scope(_slot_scope(shadow.op.name)), graph.colocate_with(shadow.op):
             biased = Variable(lambda: _zeros_like(shadow), trainable=False, name="biased",
                               dtype=shadow.dtype,
                               validate_shape=shadow.shape.is_fully_defined())
@@ -172,6 +180,39 @@ class ExponentialMovingAverage:
             if v.name not in averaged_names and v.op.name not in name_map:
                 name_map[v.op.name] = v
         return name_map
+
+
+def _update_graph(values: list) -> Graph:
+    """Where the update op goes: the default graph when the values live in it or in a
+    graph enclosing it (a branch or loop body being built), else the values' graph."""
+    graph = get_default_graph()
+    if not values:
+        return graph
+    enclosing = graph
+    while enclosing is not None:
+        if enclosing is values[0].graph:
+            return graph
+        enclosing = enclosing.outer_graph
+    return values[0].graph
+
+
+def _outermost(graph: Graph) -> Graph:
+    """The graph shadow variables are made in (TF1's init_scope)."""
+    while graph.outer_graph is not None:
+        graph = graph.outer_graph
+    return graph
+
+
+def _slot_scope(op_name: str) -> str:
+    """The absolute name scope of a shadow of ``op_name``: under the current variable
+    scope, as TF1's slot variables are (``bn1/bn1/moments/Squeeze/...`` in scope bn1)."""
+    prefix = get_variable_scope().name
+    return f"{prefix}/{op_name}/" if prefix else f"{op_name}/"
+
+
+def _colocated(graph: Graph, op: Operation):
+    """Colocation with ``op`` when it is in ``graph`` (not made in a branch being built)."""
+    return graph.colocate_with(op) if op.graph is graph else contextlib.nullcontext()
 
 
 def _zeros_like(value: Averaged) -> Tensor:

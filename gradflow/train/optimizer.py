@@ -22,6 +22,7 @@ from gradflow.ops import array, control, math
 from gradflow.ops.state import Variable, assign_add
 from gradflow.tools.diagnostics import explain_gradient
 from gradflow.train.training_ops import UPDATE_RULES, apply_update
+from gradflow.variables.scope import get_variable_scope
 
 __all__ = ["Optimizer"]
 
@@ -198,13 +199,17 @@ class Optimizer:
                           op_name: str) -> Variable:
         """The slot ``slot_name`` of ``var``, created from ``initial_value`` if new.
 
-        A slot is a non-trainable variable named ``<var>/<op_name>`` next to ``var``.
+        A slot is a non-trainable variable named ``<var>/<op_name>`` next to ``var``,
+        under the variable scope in force as in TF1 (``train/model/w/Adam`` when
+        ``minimize`` is called inside ``variable_scope("train")``).
         """
         slots = self._slots.setdefault(slot_name, {})
         key = _var_key(var)
         if key not in slots:
             graph = var.graph
-            with graph.as_default(), graph.name_scope(var.op.name + "/"), \
+            prefix = get_variable_scope().name
+            scope = f"{prefix}/{var.op.name}/" if prefix else f"{var.op.name}/"
+            with graph.as_default(), graph.name_scope(scope), \
                     graph.colocate_with(var.op):
                 slots[key] = Variable(initial_value, trainable=False, name=op_name,
                                       dtype=var.dtype,

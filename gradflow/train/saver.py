@@ -25,6 +25,7 @@ from gradflow.framework import dtypes, errors
 from gradflow.framework.graph import GraphKeys, Tensor, get_default_graph
 from gradflow.io.meta_graph import (
     build_meta_graph_def, import_meta_graph_def, read_meta_graph_def, saver_def_for, write_proto)
+from gradflow.io.meta_graph import strip_default_attrs as strip_defaults
 from gradflow.io.tensor_bundle import BundleReader, bundle_exists, write_bundle
 from gradflow.ops import array, control
 from gradflow.ops.state import Variable, assign
@@ -109,11 +110,13 @@ class Saver:
         return self.saver_def
 
     def export_meta_graph(self, filename: Optional[str] = None, collection_list=None,
-                          as_text: bool = False, clear_devices: bool = False):
+                          as_text: bool = False, clear_devices: bool = False,
+                          strip_default_attrs: bool = False):
         """The graph as a MetaGraphDef with this Saver's ``SaverDef`` (written to
         ``filename`` if given)."""
         return export_meta_graph(filename, collection_list=collection_list, as_text=as_text,
-                                 clear_devices=clear_devices, saver=self)
+                                 clear_devices=clear_devices,
+                                 strip_default_attrs=strip_default_attrs, saver=self)
 
     @property
     def last_checkpoints(self) -> list[str]:
@@ -145,10 +148,11 @@ class Saver:
         prefix is ``save_path-<step>``. The graph goes to ``<prefix>.meta`` (TF's
         MetaGraphDef) unless ``write_meta_graph`` is False. Older checkpoints beyond
         ``max_to_keep`` are deleted and the ``checkpoint`` state file is updated.
-        ``strip_default_attrs`` and ``save_debug_info`` must stay False.
+        ``strip_default_attrs`` leaves out of it the attrs that have TF's default values;
+        ``save_debug_info`` must stay False.
         """
-        if strip_default_attrs or save_debug_info:
-            raise ValueError("strip_default_attrs and save_debug_info are not supported")
+        if save_debug_info:
+            raise ValueError("save_debug_info is not supported")
         if not self._variables:
             return None
         prefix = self._prefix(sess, save_path, global_step)
@@ -158,7 +162,8 @@ class Saver:
         write_bundle(prefix, {key: np.asarray(value)
                               for key, value in zip(self._variables, values, strict=True)})
         if write_meta_graph:
-            self.export_meta_graph(f"{prefix}.{meta_graph_suffix}")
+            self.export_meta_graph(f"{prefix}.{meta_graph_suffix}",
+                                   strip_default_attrs=strip_default_attrs)
         self._remember(prefix)
         if write_state:
             _write_state(os.path.dirname(prefix), latest_filename, self.last_checkpoints)
@@ -241,12 +246,13 @@ def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_
 
     With a Saver (``saver``, or the last Saver made in the graph), its ops are written as
     TF's saver subgraph and its ``SaverDef`` is included, so TF's ``import_meta_graph``
-    gets a working Saver. ``export_scope``, ``strip_default_attrs`` and
+    gets a working Saver. ``strip_default_attrs`` leaves out the attrs that have TF's
+    default values (``meta_info_def.stripped_default_attrs``). ``export_scope`` and
     ``save_debug_info`` are not supported (ValueError).
     """
-    if export_scope or strip_default_attrs or save_debug_info:
-        raise ValueError("export_meta_graph: export_scope, strip_default_attrs and "
-                         "save_debug_info are not supported")
+    if export_scope or save_debug_info:
+        raise ValueError("export_meta_graph: export_scope and save_debug_info are not "
+                         "supported")
     del clear_extraneous_savers  # only one Saver's subgraph is ever written
     if graph is None:
         graph = next(iter(saver._variables.values())).graph if saver and saver._variables \
@@ -261,6 +267,8 @@ def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_
         collection_list=collection_list, clear_devices=clear_devices, graph_def=graph_def)
     if meta_info_def is not None:
         meta.meta_info_def.CopyFrom(meta_info_def)
+    if strip_default_attrs:
+        strip_defaults(meta)
     if filename:
         write_proto(meta, filename, as_text)
     return meta

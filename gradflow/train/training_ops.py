@@ -141,7 +141,9 @@ def _blocked(block_rule: Callable) -> Callable:
         if out is None:
             dtype = np.result_type(*state_and_grad)
             out = [np.empty(np.shape(grad), dtype) for _ in state_and_grad[:-1]]
-        if np.size(grad) <= _UPDATE_BLOCK and \
+        # A 0-d block goes the flat way: the rules' scratch results must be arrays (NumPy
+        # gives a scalar for a 0-d operand, which cannot take ``out=``).
+        if 0 < np.ndim(grad) and np.size(grad) <= _UPDATE_BLOCK and \
                 all(np.shape(a) == np.shape(grad) for a in state_and_grad):
             block_rule(out, *state_and_grad, **hypers)  # one block: the arrays themselves
             return tuple(out)

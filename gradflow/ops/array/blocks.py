@@ -105,12 +105,12 @@ def _depth_to_space_grad(op, grad):
                           data_format=op.get_attr("data_format"))
 
 
-def _block_attrs(block_size, data_format: str) -> dict:
+def _block_attrs(op_type: str, block_size, data_format: str) -> dict:
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
         raise TypeError(f"Expected int for argument 'block_size' not {block_size!r}.")
     if block_size < 2:
-        raise ValueError(f"Value for attr 'block_size' of {block_size} must be at least "
-                         "minimum 2")
+        raise ValueError(f"Attr 'block_size' of '{op_type}' Op passed {block_size} less than "
+                         "minimum 2.")
     if data_format not in ("NHWC", "NCHW"):
         raise ValueError(f"data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
     return {"block_size": int(block_size), "data_format": data_format}
@@ -120,7 +120,7 @@ def _block_attrs(block_size, data_format: str) -> dict:
 def space_to_depth(input, block_size: int, name: Optional[str] = None,
                    data_format: str = "NHWC") -> Tensor:
     """Moves each ``block_size`` x ``block_size`` spatial block into the channels."""
-    attrs = _block_attrs(block_size, data_format)
+    attrs = _block_attrs("SpaceToDepth", block_size, data_format)
     x = convert_to_tensor(input, name="input")
     return apply_op("SpaceToDepth", [x], name=name or "SpaceToDepth", **attrs)
 
@@ -129,7 +129,7 @@ def space_to_depth(input, block_size: int, name: Optional[str] = None,
 def depth_to_space(input, block_size: int, name: Optional[str] = None,
                    data_format: str = "NHWC") -> Tensor:
     """Moves channel groups into ``block_size`` x ``block_size`` spatial blocks."""
-    attrs = _block_attrs(block_size, data_format)
+    attrs = _block_attrs("DepthToSpace", block_size, data_format)
     x = convert_to_tensor(input, name="input")
     return apply_op("DepthToSpace", [x], name=name or "DepthToSpace", **attrs)
 
