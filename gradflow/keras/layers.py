@@ -1,0 +1,353 @@
+"""``tf.keras.layers``: keras's constructors (string activations and initializers, keras
+defaults, ``input_shape``) over gradflow.layers' maths, plus the layers tf.layers lacks
+(Activation, Reshape, global pooling, Embedding, merges, Lambda)."""
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from gradflow.framework import dtypes
+from gradflow.framework.constant import constant
+from gradflow.framework.tensor_shape import TensorShape
+from gradflow.keras import activations, initializers, regularizers
+from gradflow.keras.engine import Input, InputLayer, Layer
+from gradflow.layers import convolutional as tf_conv
+from gradflow.layers import core as tf_core
+from gradflow.layers import normalization as tf_norm
+from gradflow.layers import pooling as tf_pool
+from gradflow.layers.base import InputSpec
+from gradflow.ops import array
+from gradflow.ops import math as math_ops
+from gradflow.ops.nn import embedding_lookup
+
+__all__ = ["Layer", "InputLayer", "Input", "Dense", "Activation", "Dropout", "Flatten",
+           "Reshape", "Conv2D", "Convolution2D", "MaxPooling2D", "MaxPool2D",
+           "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalMaxPooling2D",
+           "BatchNormalization", "Embedding", "Concatenate", "Add", "Subtract", "Multiply",
+           "Average", "Maximum", "Minimum", "Lambda", "concatenate", "add", "subtract",
+           "multiply", "average", "maximum", "minimum"]
+
+
+def _weight_args(kwargs: dict, *names: str) -> dict:
+    """Keras's string/config initializers and regularizers resolved to callables."""
+    resolved = {}
+    for name in names:
+        value = kwargs.pop(name, None)
+        if name.endswith("initializer"):
+            resolved[name] = initializers.get(value)
+        elif name.endswith("regularizer"):
+            resolved[name] = regularizers.get(value)
+        else:
+            resolved[name] = value
+    return resolved
+
+
+class Dense(tf_core.Dense, Layer):
+    """``activation(inputs @ kernel + bias)`` (kernel glorot-uniform, bias zeros)."""
+
+    def __init__(self, units: int, activation=None, use_bias: bool = True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros", **kwargs):
+        weights = _weight_args(kwargs, "kernel_regularizer", "bias_regularizer",
+                               "kernel_constraint", "bias_constraint")
+        super().__init__(units, activation=_activation(activation), use_bias=use_bias,
+                         kernel_initializer=initializers.get(kernel_initializer),
+                         bias_initializer=initializers.get(bias_initializer),
+                         **weights, **kwargs)
+
+
+def _activation(identifier) -> Optional[Callable]:
+    """None for no activation (keras's 'linear'), else the activation function."""
+    if identifier is None:
+        return None
+    function = activations.get(identifier)
+    return None if function is activations.linear else function
+
+
+class Activation(Layer):
+    """Applies an activation function (a name such as 'relu', or a callable)."""
+
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+
+    def call(self, inputs):
+        return self.activation(inputs)
+
+
+class Dropout(tf_core.Dropout, Layer):
+    """Drops inputs with probability ``rate`` while training (the learning phase, unless
+    ``training`` is passed)."""
+
+    def __init__(self, rate: float, noise_shape=None, seed: Optional[int] = None, **kwargs):
+        super().__init__(rate, noise_shape=noise_shape, seed=seed, **kwargs)
+
+
+class Flatten(tf_core.Flatten, Layer):
+    """[batch, ...] -> [batch, everything else]."""
+
+    def __init__(self, data_format: Optional[str] = None, **kwargs):
+        super().__init__(data_format=data_format or "channels_last", **kwargs)
+
+
+class Reshape(Layer):
+    """Reshapes each example to ``target_shape`` (one entry may be -1)."""
+
+    def __init__(self, target_shape: Sequence[int], **kwargs):
+        super().__init__(**kwargs)
+        self.target_shape = tuple(int(d) for d in target_shape)
+        if sum(d == -1 for d in self.target_shape) > 1:
+            raise ValueError("There must be at most one unknown dimension in output_shape. "
+                             f"Received: output_shape={self.target_shape}.")
+
+    def call(self, inputs):
+        known = inputs.shape.as_list()[1:] if inputs.shape.ndims is not None else None
+        target = list(self.target_shape)
+        if known is not None and None not in known and -1 in target:
+            rest = int(np.prod([d for d in target if d != -1]))
+            total = int(np.prod(known))
+            if rest == 0 or total % rest:
+                raise ValueError(f"total size of new array must be unchanged, input_shape = "
+                                 f"{known}, output_shape = {list(self.target_shape)}")
+            target[target.index(-1)] = total // rest
+        elif known is not None and None not in known and \
+                int(np.prod(known)) != int(np.prod(target)):
+            raise ValueError(f"total size of new array must be unchanged, input_shape = "
+                             f"{known}, output_shape = {list(self.target_shape)}")
+        batch = array.shape(inputs)[0]
+        shape = array.stack([batch] + [constant(d, dtype=dtypes.int32) for d in target])
+        outputs = array.reshape(inputs, shape)
+        outputs.set_shape(TensorShape([inputs.shape.as_list()[0] if known is not None
+                                       else None] + [None if d == -1 else d for d in target]))
+        return outputs
+
+
+class Conv2D(tf_conv.Conv2D, Layer):
+    """2-D convolution (kernel glorot-uniform, bias zeros)."""
+
+    def __init__(self, filters: int, kernel_size, strides=(1, 1), padding: str = "valid",
+                 data_format: Optional[str] = None, dilation_rate=(1, 1), activation=None,
+                 use_bias: bool = True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kwargs):
+        if kwargs.get("groups", 1) != 1:
+            raise ValueError(f"Conv2D: groups={kwargs['groups']} is not supported")
+        kwargs.pop("groups", None)
+        weights = _weight_args(kwargs, "kernel_regularizer", "bias_regularizer",
+                               "kernel_constraint", "bias_constraint")
+        super().__init__(filters, kernel_size, strides=strides, padding=padding,
+                         data_format=data_format or "channels_last",
+                         dilation_rate=dilation_rate, activation=_activation(activation),
+                         use_bias=use_bias,
+                         kernel_initializer=initializers.get(kernel_initializer),
+                         bias_initializer=initializers.get(bias_initializer),
+                         **weights, **kwargs)
+
+
+Convolution2D = Conv2D
+
+
+class MaxPooling2D(tf_pool.MaxPooling2D, Layer):
+    """Max pooling over 2-D windows (``pool_size`` (2, 2); ``strides`` default to it)."""
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding: str = "valid",
+                 data_format: Optional[str] = None, **kwargs):
+        super().__init__(pool_size, strides, padding=padding,
+                         data_format=data_format or "channels_last", **kwargs)
+
+
+class AveragePooling2D(tf_pool.AveragePooling2D, Layer):
+    """Average pooling over 2-D windows (``pool_size`` (2, 2); ``strides`` default to it)."""
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding: str = "valid",
+                 data_format: Optional[str] = None, **kwargs):
+        super().__init__(pool_size, strides, padding=padding,
+                         data_format=data_format or "channels_last", **kwargs)
+
+
+MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D
+
+
+class _GlobalPooling2D(Layer):
+    def __init__(self, data_format: Optional[str] = None, keepdims: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = tf_core.normalize_data_format(data_format)
+        self.keepdims = bool(keepdims)
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        axes = [1, 2] if self.data_format == "channels_last" else [2, 3]
+        return self._reduce(inputs, axis=axes, keepdims=self.keepdims)
+
+
+class GlobalAveragePooling2D(_GlobalPooling2D):
+    """The mean over the two spatial axes: [batch, h, w, c] -> [batch, c]."""
+    _reduce = staticmethod(math_ops.reduce_mean)
+
+
+class GlobalMaxPooling2D(_GlobalPooling2D):
+    """The maximum over the two spatial axes: [batch, h, w, c] -> [batch, c]."""
+    _reduce = staticmethod(math_ops.reduce_max)
+
+
+class BatchNormalization(tf_norm.BatchNormalization, Layer):
+    """Batch statistics while training (the learning phase, unless ``training`` is
+    passed), moving statistics otherwise; the moving-average updates go to the layer's
+    ``updates`` (``fit`` runs them)."""
+
+    def __init__(self, axis=-1, momentum: float = 0.99, epsilon: float = 1e-3,
+                 center: bool = True, scale: bool = True, beta_initializer="zeros",
+                 gamma_initializer="ones", moving_mean_initializer="zeros",
+                 moving_variance_initializer="ones", **kwargs):
+        weights = _weight_args(kwargs, "beta_regularizer", "gamma_regularizer",
+                               "beta_constraint", "gamma_constraint")
+        super().__init__(axis=axis, momentum=momentum, epsilon=epsilon, center=center,
+                         scale=scale, beta_initializer=initializers.get(beta_initializer),
+                         gamma_initializer=initializers.get(gamma_initializer),
+                         moving_mean_initializer=initializers.get(moving_mean_initializer),
+                         moving_variance_initializer=initializers.get(
+                             moving_variance_initializer), **weights, **kwargs)
+
+
+class Embedding(Layer):
+    """Rows of an [input_dim, output_dim] table looked up by integer ids."""
+
+    def __init__(self, input_dim: int, output_dim: int, embeddings_initializer="uniform",
+                 embeddings_regularizer=None, activity_regularizer=None,
+                 embeddings_constraint=None, mask_zero: bool = False,
+                 input_length: Optional[int] = None, **kwargs):
+        if mask_zero:
+            raise ValueError("Embedding: mask_zero=True is not supported (no masking)")
+        if int(input_dim) <= 0 or int(output_dim) <= 0:
+            raise ValueError("Both `input_dim` and `output_dim` should be positive, Received "
+                             f"input_dim = {input_dim} and output_dim = {output_dim}")
+        if "input_shape" not in kwargs and input_length is not None:
+            kwargs["input_shape"] = (input_length,)
+        kwargs.setdefault("dtype", "float32")
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        self.input_dim = int(input_dim)
+        self.output_dim = int(output_dim)
+        self.embeddings_initializer = initializers.get(embeddings_initializer)
+        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
+        self.embeddings_constraint = embeddings_constraint
+        self.input_length = input_length
+        self.embeddings = None
+
+    def build(self, input_shape) -> None:
+        self.embeddings = self.add_weight(
+            "embeddings", shape=[self.input_dim, self.output_dim],
+            initializer=self.embeddings_initializer, regularizer=self.embeddings_regularizer,
+            constraint=self.embeddings_constraint, dtype=self._dtype)
+
+    def call(self, inputs):
+        ids = inputs if inputs.dtype in (dtypes.int32, dtypes.int64) else \
+            math_ops.cast(inputs, dtypes.int32)
+        return embedding_lookup(self.embeddings, ids)
+
+
+class _Merge(Layer):
+    """A layer taking a list of at least two tensors of one shape."""
+
+    def _check_inputs(self, inputs) -> list:
+        if not isinstance(inputs, list) or len(inputs) < 2:
+            raise ValueError("A merge layer should be called on a list of at least 2 inputs. "
+                             f"Got {len(inputs) if isinstance(inputs, list) else 1} inputs.")
+        return inputs
+
+    def call(self, inputs):
+        inputs = self._check_inputs(inputs)
+        output = inputs[0]
+        for other in inputs[1:]:
+            output = self._merge(output, other)
+        return self._finish(output, len(inputs))
+
+    @staticmethod
+    def _finish(output, count: int):
+        return output
+
+
+class Add(_Merge):
+    """The elementwise sum of its inputs."""
+    _merge = staticmethod(math_ops.add)
+
+
+class Subtract(_Merge):
+    """``inputs[0] - inputs[1]`` (exactly two inputs)."""
+
+    def _check_inputs(self, inputs) -> list:
+        if not isinstance(inputs, list) or len(inputs) != 2:
+            raise ValueError("A `Subtract` layer should be called on exactly 2 inputs")
+        return inputs
+
+    _merge = staticmethod(math_ops.subtract)
+
+
+class Multiply(_Merge):
+    """The elementwise product of its inputs."""
+    _merge = staticmethod(math_ops.multiply)
+
+
+class Maximum(_Merge):
+    _merge = staticmethod(math_ops.maximum)
+
+
+class Minimum(_Merge):
+    _merge = staticmethod(math_ops.minimum)
+
+
+class Average(_Merge):
+    """The elementwise mean of its inputs."""
+    _merge = staticmethod(math_ops.add)
+
+    @staticmethod
+    def _finish(output, count: int):
+        return output / constant(float(count), dtype=output.dtype.base_dtype)
+
+
+class Concatenate(Layer):
+    """Joins a list of tensors along ``axis``."""
+
+    def __init__(self, axis: int = -1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = int(axis)
+
+    def call(self, inputs):
+        if not isinstance(inputs, list) or len(inputs) < 2:
+            raise ValueError("A `Concatenate` layer should be called on a list of at least 1 "
+                             "input. Received: input_shape="
+                             f"{[t.shape for t in inputs] if isinstance(inputs, list) else 1}")
+        return array.concat(inputs, self.axis)
+
+
+class Lambda(Layer):
+    """Wraps ``function(inputs, **arguments)`` as a layer (it makes no weights)."""
+
+    def __init__(self, function: Callable, output_shape=None, mask=None,
+                 arguments: Optional[dict] = None, **kwargs):
+        if mask is not None:
+            raise ValueError("Lambda: mask is not supported (no masking)")
+        super().__init__(**kwargs)
+        self.function = function
+        self.arguments = dict(arguments or {})
+        self._output_shape = output_shape
+
+    def call(self, inputs):
+        return self.function(inputs, **self.arguments)
+
+
+def _merge_function(cls):
+    def merge(inputs, **kwargs):
+        return cls(**kwargs)(inputs)
+    merge.__name__ = merge.__qualname__ = cls.__name__.lower()
+    merge.__doc__ = f"Functional form of ``{cls.__name__}``."
+    return merge
+
+
+add, subtract, multiply = _merge_function(Add), _merge_function(Subtract), \
+    _merge_function(Multiply)
+average, maximum, minimum = _merge_function(Average), _merge_function(Maximum), \
+    _merge_function(Minimum)
+
+
+def concatenate(inputs, axis: int = -1, **kwargs):
+    """Functional form of ``Concatenate``."""
+    return Concatenate(axis=axis, **kwargs)(inputs)
