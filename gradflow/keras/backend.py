@@ -398,11 +398,20 @@ name_scope = _graph_name_scope
 
 
 # ------------------------------------------------------------------------- losses
+def _logits_of(output: Tensor, op_type: str, from_logits: bool) -> tuple[Tensor, bool]:
+    """(logits, True) when ``output`` is made by a softmax or sigmoid op: keras takes
+    the loss from the logits (no clipping), else ``output`` unchanged."""
+    if not from_logits and output.op.type == op_type:
+        return output.op.inputs[0], True
+    return output, from_logits
+
+
 def categorical_crossentropy(target, output, from_logits: bool = False,
                              axis: int = -1) -> Tensor:
     """-sum(target * log(output)) over ``axis``; ``output`` probabilities are rescaled
     to sum to one and clipped to [epsilon, 1 - epsilon], logits go through softmax."""
     target, output = convert_to_tensor(target), convert_to_tensor(output)
+    output, from_logits = _logits_of(output, "Softmax", from_logits)
     if from_logits:
         return nn.softmax_cross_entropy_with_logits_v2(labels=target, logits=output, axis=axis)
     output = output / math_ops.reduce_sum(output, axis, keepdims=True)
@@ -418,6 +427,7 @@ def sparse_categorical_crossentropy(target, output, from_logits: bool = False,
     if axis not in (-1, output.shape.ndims - 1 if output.shape.ndims else -1):
         raise ValueError(f"sparse_categorical_crossentropy: axis={axis} is not supported "
                          "(only the last axis)")
+    output, from_logits = _logits_of(output, "Softmax", from_logits)
     if not from_logits:
         eps = _constant(epsilon(), dtype=output.dtype.base_dtype)
         output = math_ops.log(math_ops.clip_by_value(output, eps, 1.0 - eps))
@@ -432,6 +442,7 @@ def binary_crossentropy(target, output, from_logits: bool = False) -> Tensor:
     """Elementwise binary cross-entropy; probabilities are clipped to
     [epsilon, 1 - epsilon] (logits go through sigmoid)."""
     target, output = convert_to_tensor(target), convert_to_tensor(output)
+    output, from_logits = _logits_of(output, "Sigmoid", from_logits)
     if from_logits:
         return nn.sigmoid_cross_entropy_with_logits(labels=target, logits=output)
     eps = _constant(epsilon(), dtype=output.dtype.base_dtype)

@@ -3,6 +3,7 @@ defaults, ``input_shape``) over gradflow.layers' maths, plus the layers tf.layer
 (Activation, Reshape, global pooling, Embedding, merges, Lambda)."""
 from __future__ import annotations
 
+import operator
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -266,8 +267,8 @@ class _Merge(Layer):
 
 
 class Add(_Merge):
-    """The elementwise sum of its inputs."""
-    _merge = staticmethod(math_ops.add)
+    """The elementwise sum of its inputs (ops ``add``, ``add_1``... as keras's ``+=``)."""
+    _merge = staticmethod(operator.add)
 
 
 class Subtract(_Merge):
@@ -278,12 +279,12 @@ class Subtract(_Merge):
             raise ValueError("A `Subtract` layer should be called on exactly 2 inputs")
         return inputs
 
-    _merge = staticmethod(math_ops.subtract)
+    _merge = staticmethod(operator.sub)
 
 
 class Multiply(_Merge):
     """The elementwise product of its inputs."""
-    _merge = staticmethod(math_ops.multiply)
+    _merge = staticmethod(operator.mul)
 
 
 class Maximum(_Merge):
@@ -296,7 +297,7 @@ class Minimum(_Merge):
 
 class Average(_Merge):
     """The elementwise mean of its inputs."""
-    _merge = staticmethod(math_ops.add)
+    _merge = staticmethod(operator.add)
 
     @staticmethod
     def _finish(output, count: int):

@@ -47,6 +47,8 @@ class Model(Trainer, Layer):
                 to_snake_case(type(self).__name__)
             name = K.unique_object_name(base)
         super().__init__(name=name, trainable=trainable)
+        # a model hands `training` on only when given one; its layers take the phase
+        self._call_takes_training = False
         self.inputs: list = []
         self.outputs: list = []
         self._nodes: list = []
@@ -76,38 +78,45 @@ class Model(Trainer, Layer):
                 raise ValueError("Input tensors to a Functional must come from "
                                  f"`tf.keras.Input`. Received: {tensor} (missing previous "
                                  "layer metadata).")
-        self._nodes = self._nodes_between()
-        input_layers = [keras_history(t)[0] for t in self.inputs]
-        layers = [node.layer for node in self._nodes]
-        self._network_layers = _unique_by_identity(input_layers + layers)
+        nodes = self._nodes_between()
+        self._network_layers = _unique_by_identity(node.layer for node in nodes)
+        self._nodes = [node for node in nodes if not isinstance(node.layer, InputLayer)]
         self.built = True
 
     def _nodes_between(self) -> list:
-        """The nodes from ``inputs`` to ``outputs`` in an order that can be replayed
-        (each after the nodes it takes tensors from)."""
+        """Every node from ``inputs`` to ``outputs`` (the inputs' own nodes included),
+        deepest first: keras's order, in which each node comes after those it takes
+        tensors from (ties keep the order a depth-first walk from the outputs meets
+        them)."""
         inputs = {id(t) for t in self.inputs}
-        ordered, done = [], set()
+        ordered, done, depth = [], set(), {}
         stack = [(self._node_of(t), False) for t in reversed(self.outputs)]
         while stack:
             node, expanded = stack.pop()
+            if expanded:
+                if id(node) not in done:
+                    done.add(id(node))
+                    ordered.append(node)
+                continue
             if id(node) in done:
                 continue
-            if expanded:
-                done.add(id(node))
-                ordered.append(node)
-                continue
             stack.append((node, True))
-            for tensor in node.inputs:
-                if id(tensor) in inputs:
-                    continue
-                if keras_history(tensor) is None or isinstance(
-                        keras_history(tensor)[0], InputLayer):
+            for tensor in reversed(node.inputs):
+                history = keras_history(tensor)
+                if history is None or (id(tensor) not in inputs and
+                                       isinstance(history[0], InputLayer)):
                     raise ValueError(f"Graph disconnected: cannot obtain value for tensor "
                                      f"{tensor} at layer \"{node.layer.name}\". The following "
                                      "previous layers were accessed without issue: "
                                      f"{[n.layer.name for n in ordered]}")
                 stack.append((self._node_of(tensor), False))
-        return [node for node in ordered if not isinstance(node.layer, InputLayer)]
+        for node in reversed(ordered):  # outputs first: a parent lies deeper than its child
+            depth.setdefault(id(node), 0)
+            for parent in node.parents():
+                if parent is not None and id(parent) in done:
+                    depth[id(parent)] = max(depth.get(id(parent), 0), depth[id(node)] + 1)
+        position = {id(node): i for i, node in enumerate(ordered)}
+        return sorted(ordered, key=lambda n: (-depth[id(n)], position[id(n)]))
 
     @staticmethod
     def _node_of(tensor) -> Node:
@@ -151,7 +160,9 @@ class Model(Trainer, Layer):
 
     @property
     def weights(self) -> list:
-        return self.trainable_weights + self.non_trainable_weights
+        """Each layer's weights in turn (its trainable ones, then the others)."""
+        own = self._trainable_weights + self._non_trainable_weights
+        return _unique_by_identity(own + [w for layer in self.layers for w in layer.weights])
 
     trainable_variables = trainable_weights
     non_trainable_variables = non_trainable_weights
@@ -173,6 +184,10 @@ class Model(Trainer, Layer):
     # ------------------------------------------------------------------- calling
     def build(self, input_shape) -> None:
         """A functional model is built already; a subclassed one builds on its call."""
+        self.built = True
+
+    def _build_on(self, graph, x, first) -> None:
+        # a model's weights come from its layers as they are called
         self.built = True
 
     def call(self, inputs, training=None):
@@ -342,25 +357,12 @@ class Sequential(Model):
             self.outputs = [self._stack[-1].output] if self._stack else []
             self._current = self.outputs[0] if self.outputs else self.inputs[0]
 
-    def _build_from_data(self, arrays: list) -> None:
-        if self.inputs:
-            return
-        if len(arrays) != 1:
-            raise ValueError("A Sequential model takes one input array.")
-        if not self._stack:
-            raise TypeError("There are no layers in the model.")
-        first = self._stack[0]
-        self._current = Input(batch_shape=(None, *np.shape(arrays[0])[1:]),
-                              dtype=_input_dtype(arrays[0]), name=f"{first.name}_input")
-        self.inputs = [self._current]
-        for layer in self._stack:
-            self._apply(layer)
-
     def build(self, input_shape=None) -> None:
         """Builds the layer graph for inputs of ``input_shape`` (batch axis included)."""
-        if input_shape is not None and not self.inputs:
-            self._build_from_data([np.zeros([d or 1 for d in input_shape], np.float32)])
         self.built = True
+        if input_shape is not None and not self.inputs:
+            inputs = Input(batch_shape=tuple(input_shape))
+            self.inputs, self.outputs = [inputs], [self(inputs)]
 
     def call(self, inputs, training=None):
         x = inputs
@@ -369,13 +371,6 @@ class Sequential(Model):
                 layer._call_takes_training else {}
             x = layer(x, **kwargs)
         return x
-
-    def __call__(self, inputs, *args, **kwargs):
-        if not self.inputs and isinstance(inputs, Tensor) and inputs.shape.ndims is not None:
-            # an unbuilt stack is built first (weights at top level), then applied
-            self._build_from_data([np.zeros([d or 1 for d in inputs.shape.as_list()],
-                                            inputs.dtype.as_numpy_dtype)])
-        return super().__call__(inputs, *args, **kwargs)
 
 
 # ----------------------------------------------------------------------- summary
@@ -421,12 +416,9 @@ def _bytes_text(count: int) -> str:
 
 
 def _row(fields: list, positions: list) -> list:
-    """One table row: each field left-aligned in its column, wrapped when too long."""
-    columns = []
-    for i, text in enumerate(fields):
-        start = positions[i - 1] if i else 0
-        width = positions[i] - start - (1 if i == 0 else 0) - 1
-        columns.append(_wrap(str(text), width))
+    """One table row: each field (a text, or a list of lines) left-aligned in its
+    column, the first after one space."""
+    columns = [field if isinstance(field, list) else [str(field)] for field in fields]
     lines = []
     for depth in range(max(len(c) for c in columns)):
         line = ""
@@ -435,21 +427,6 @@ def _row(fields: list, positions: list) -> list:
             piece = column[depth] if depth < len(column) else ""
             line = line.ljust(start) + (" " if i == 0 else "") + piece
         lines.append(line.ljust(positions[-1]))
-    return lines
-
-
-def _wrap(text: str, width: int) -> list:
-    if len(text) <= width or ", " not in text:
-        return [text]
-    lines, current = [], ""
-    for part in text.split(", "):
-        candidate = f"{current}, {part}" if current else part
-        if current and len(candidate) + 1 > width:
-            lines.append(current + ",")
-            current = " " + part
-        else:
-            current = candidate
-    lines.append(current)
     return lines
 
 
@@ -504,7 +481,8 @@ def model_summary(model: Model, line_length: Optional[int] = None,
     return "\n".join(lines)
 
 
-def _connections(layer: Layer, model: Model) -> str:
+def _connections(layer: Layer, model: Model) -> list:
+    """The "Connected to" lines: ``['dense[0][0]',`` then one source a line."""
     names = []
     for node in layer._inbound_nodes:
         if not _node_in_model(node, model) or isinstance(layer, InputLayer):
@@ -512,4 +490,7 @@ def _connections(layer: Layer, model: Model) -> str:
         for tensor in node.inputs:
             source, node_index, tensor_index = keras_history(tensor)
             names.append(f"'{source.name}[{node_index}][{tensor_index}]'")
-    return f"[{', '.join(names)}]"
+    if not names:
+        return ["[]"]
+    return [("[" if i == 0 else " ") + name + ("]" if i == len(names) - 1 else ",")
+            for i, name in enumerate(names)]

@@ -30,14 +30,12 @@ class Optimizer:
             if kwargs.get(argument) is not None:
                 raise ValueError(f"{name}: {argument} is not supported")
             kwargs.pop(argument, None)
-        self.decay_value = float(kwargs.pop("decay", 0.0))
-        if self.decay_value:
-            raise ValueError(f"{name}: decay={self.decay_value} is not supported")
+        decay = float(kwargs.pop("decay", 0.0))
         if kwargs:
             raise TypeError(f"Unexpected keyword argument passed to optimizer: "
                             f"{sorted(kwargs)[0]}")
         self._name = name
-        self._hyper = {"learning_rate": float(learning_rate)}
+        self._hyper = {"decay": decay, "learning_rate": float(learning_rate)}
         self._variables: dict = {}
         self.iterations: Optional[Variable] = None
         self._slots: dict = {}
@@ -56,7 +54,7 @@ class Optimizer:
         with graph.control_dependencies(None):
             self.iterations = Variable(constant(0, dtype=dtypes.int64), name="iter",
                                        trainable=False)
-            for name, value in self._hyper.items():
+            for name, value in sorted(self._hyper.items()):  # keras makes them by name
                 self._variables[name] = Variable(constant(value, dtype=dtypes.float32),
                                                  name=name, trainable=False)
 
@@ -84,11 +82,22 @@ class Optimizer:
                              f"gradient: {missing}")
         with get_default_graph().name_scope(self._name):
             self._make_variables()
+            for slot in self._slot_names():  # one slot kind for every weight, then the next
+                for param in params:
+                    self._slot(param, slot)
             lr = self._variables["learning_rate"]
+            if self._hyper["decay"]:  # lr / (1 + decay * iterations), as keras decays it
+                one = constant(1.0, dtype=dtypes.float32)
+                lr = lr / (one + self._variables["decay"] *
+                           math_ops.cast(self.iterations, dtypes.float32))
             step = math_ops.cast(self.iterations + 1, dtypes.float32)
             updates = [self._apply(p, g, lr, step) for p, g in zip(params, grads, strict=True)]
             updates.append(assign_add(self.iterations, constant(1, dtype=dtypes.int64)))
         return updates
+
+    def _slot_names(self) -> list:
+        """The slots each weight gets, in the order keras makes them."""
+        return []
 
     def get_config(self) -> dict:
         return {"name": self._name, **self._hyper}
@@ -111,6 +120,9 @@ class SGD(Optimizer):
             raise ValueError("`momentum` must be between [0, 1].")
         self._hyper["momentum"] = float(momentum)
         self.nesterov = bool(nesterov)
+
+    def _slot_names(self) -> list:
+        return ["momentum"] if self._hyper["momentum"] else []
 
     def _apply(self, weight, grad, lr, step):
         momentum = self._variables["momentum"]
@@ -135,6 +147,9 @@ class Adam(Optimizer):
             raise ValueError("Adam: amsgrad=True is not supported")
         self._hyper.update(beta_1=float(beta_1), beta_2=float(beta_2))
         self.epsilon = float(epsilon)
+
+    def _slot_names(self) -> list:
+        return ["m", "v"]
 
     def _apply(self, weight, grad, lr, step):
         beta_1, beta_2 = self._variables["beta_1"], self._variables["beta_2"]
@@ -162,6 +177,9 @@ class RMSprop(Optimizer):
         self._hyper.update(rho=float(rho), momentum=float(momentum))
         self.epsilon = float(epsilon)
 
+    def _slot_names(self) -> list:
+        return ["rms", "momentum"] if self._hyper["momentum"] else ["rms"]
+
     def _apply(self, weight, grad, lr, step):
         rho = self._variables["rho"]
         one = constant(1.0, dtype=dtypes.float32)
@@ -185,6 +203,9 @@ class Adagrad(Optimizer):
         super().__init__(name, learning_rate, **kwargs)
         self.initial_accumulator_value = float(initial_accumulator_value)
         self.epsilon = float(epsilon)
+
+    def _slot_names(self) -> list:
+        return []  # made in _apply: they start at initial_accumulator_value
 
     def _apply(self, weight, grad, lr, step):
         acc = self._slot(weight, "accumulator", self.initial_accumulator_value)
