@@ -75,4 +75,4 @@ def resolve(identifier, loss_fn: Callable, output_shape) -> tuple[str, Callable]
             return "acc", sparse_categorical_accuracy
         return "acc", categorical_accuracy
     fn = get(identifier)
-    return (identifier if isinstance(identifier, str) else fn.__name__), fn
+    return fn.__name__, fn

@@ -417,17 +417,24 @@ def _bytes_text(count: int) -> str:
 
 def _row(fields: list, positions: list) -> list:
     """One table row: each field (a text, or a list of lines) left-aligned in its
-    column, the first after one space."""
-    columns = [field if isinstance(field, list) else [str(field)] for field in fields]
-    lines = []
+    column after one space for the first; a text too wide for its column (two spaces
+    kept before the next) continues on the following lines."""
+    columns = []
+    for i, field in enumerate(fields):
+        start = positions[i - 1] if i else 0
+        width = positions[i] - start - (2 if i < len(fields) - 1 else 0) - (1 if i == 0 else 0)
+        lines = field if isinstance(field, list) else [str(field)]
+        columns.append([line[at:at + width] for line in lines
+                        for at in range(0, max(len(line), 1), width)])
+    rows = []
     for depth in range(max(len(c) for c in columns)):
         line = ""
         for i, column in enumerate(columns):
             start = positions[i - 1] if i else 0
             piece = column[depth] if depth < len(column) else ""
             line = line.ljust(start) + (" " if i == 0 else "") + piece
-        lines.append(line.ljust(positions[-1]))
-    return lines
+        rows.append(line.ljust(positions[-1]))
+    return rows
 
 
 def _weight_count(weights: list) -> tuple[int, int]:
