@@ -170,7 +170,7 @@ class Layer(tf_layers_base.Layer):
                     tf_layers_base._check_input_spec(self.name, self.input_spec, first)
                 if not self.built:
                     self._build_on(graph, x, first)
-                outputs = self.call(x, *args, **kwargs)
+                outputs = _copy_passed_through(self.call(x, *args, **kwargs), x)
                 if self.activity_regularizer is not None:
                     self._regularize_activity(outputs)
             self._record(graph, x, outputs, arguments)
@@ -203,34 +203,39 @@ class Layer(tf_layers_base.Layer):
         self._inbound_nodes.append(node)
         history = K.graph_state(graph).history
         index = len(self._inbound_nodes) - 1
-        made = []
+        # the outermost call made the tensor (a model's call records after its layers')
+        replaced = {}
         for i, tensor in enumerate(node.outputs):
-            if isinstance(tensor, Tensor) and id(tensor) not in history:
+            if isinstance(tensor, Tensor):
+                replaced[id(tensor)] = history.get(id(tensor))
                 history[id(tensor)] = (tensor, self, index, i)
-                made.append(id(tensor))
 
         def forget() -> None:
             tf_layers_base._remove_all([node], self._inbound_nodes)
-            for key in made:
-                history.pop(key, None)
+            for key, previous in replaced.items():
+                if previous is None:
+                    history.pop(key, None)
+                else:
+                    history[key] = previous
         graph.on_rollback(forget)
 
     def compute_output_shape(self, input_shape):
-        """The output shape for ``input_shape``, found by building the layer's ops on a
-        placeholder in a scratch graph."""
+        """The output shape for ``input_shape``, found by building the layer's ops on
+        placeholders in a scratch graph (the layer itself is left as it was)."""
         scratch = type(get_default_graph())()
-        with scratch.as_default():
-            shapes = input_shape if isinstance(input_shape, list) else [input_shape]
-            placeholders = [array.placeholder(self._dtype or K.floatx(), shape=s)
-                            for s in shapes]
-            was = (self.built, self._trainable_weights, self._non_trainable_weights)
-            self._trainable_weights, self._non_trainable_weights = [], []
-            try:
-                self.build(shapes if isinstance(input_shape, list) else shapes[0])
-                out = self.call(placeholders if isinstance(input_shape, list)
-                                else placeholders[0])
-            finally:
-                self.built, self._trainable_weights, self._non_trainable_weights = was
+        saved = dict(self.__dict__)
+        try:
+            with scratch.as_default():
+                many = isinstance(input_shape, list)
+                shapes = input_shape if many else [input_shape]
+                placeholders = [array.placeholder(self._dtype or K.floatx(), shape=s)
+                                for s in shapes]
+                self._trainable_weights, self._non_trainable_weights = [], []
+                self.build([TensorShape(s) for s in shapes] if many else TensorShape(shapes[0]))
+                out = self.call(placeholders if many else placeholders[0])
+        finally:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
         return [o.shape for o in out] if isinstance(out, (list, tuple)) else out.shape
 
     # ---------------------------------------------------------------- connectivity
@@ -281,6 +286,18 @@ class Layer(tf_layers_base.Layer):
     @classmethod
     def from_config(cls, config: dict) -> "Layer":
         return cls(**config)
+
+
+def _copy_passed_through(outputs, inputs):
+    """Outputs that are inputs unchanged, as identity copies: each tensor keeps the one
+    layer call that made it (keras does the same)."""
+    given = {id(t) for t in flatten_tensors(inputs)}
+
+    def copy(t):
+        return array.identity(t) if isinstance(t, Tensor) and id(t) in given else t
+    if isinstance(outputs, (list, tuple)):
+        return type(outputs)(copy(t) for t in outputs)
+    return copy(outputs)
 
 
 def _set_initial_value(variable: Variable, value) -> None:

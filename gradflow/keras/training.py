@@ -33,6 +33,16 @@ _UNSUPPORTED_COMPILE = ("sample_weight_mode", "weighted_metrics", "target_tensor
                         "run_eagerly", "steps_per_execution", "jit_compile")
 
 
+def _flat_metrics(metrics) -> list:
+    """The metric identifiers of ``compile(metrics=...)`` (a list, or a dict of lists)."""
+    if metrics is None:
+        return []
+    if isinstance(metrics, dict):
+        return [m for value in metrics.values()
+                for m in (value if isinstance(value, (list, tuple)) else [value])]
+    return list(metrics)
+
+
 class Trainer:
     """What ``Model`` adds for training; expects ``inputs``, ``outputs``,
     ``_build_from_data`` and weights from the model."""
@@ -55,6 +65,13 @@ class Trainer:
                             "\"target_tensors\", or \"sample_weight_mode\".")
         if loss is None:
             raise ValueError("compile: a `loss` is required to train the model")
+        # every identifier is checked before the model changes
+        for identifier in (loss.values() if isinstance(loss, dict) else
+                           loss if isinstance(loss, (list, tuple)) else [loss]):
+            losses_module.get(identifier)
+        for identifier in _flat_metrics(metrics):
+            if identifier not in ("accuracy", "acc"):
+                metrics_module.get(identifier)
         self.optimizer = optimizers.get(optimizer)
         self.loss = loss
         self._metric_specs = list(metrics or [])
