@@ -10,6 +10,7 @@ import numpy as np
 
 from gradflow.framework.graph import Tensor
 from gradflow.keras import backend as K
+from gradflow.keras import hdf5
 from gradflow.keras.engine import (Input, InputLayer, Layer, Node, flatten_tensors,
                                    keras_history)
 from gradflow.keras.training import Trainer
@@ -234,18 +235,20 @@ class Model(Trainer, Layer):
 
     def save_weights(self, filepath: str, overwrite: bool = True,
                      save_format: Optional[str] = None, options=None) -> None:
-        """Writes the weights as a TF checkpoint (``filepath`` is its prefix); HDF5
-        (``.h5``) needs h5py."""
+        """Writes the weights as a TF checkpoint (``filepath`` is its prefix), or as
+        keras's HDF5 file for ``.h5``/``.hdf5``/``.keras`` paths (with h5py)."""
         if options is not None:
             raise ValueError("save_weights: options is not supported")
-        if _is_h5(filepath, save_format):
-            _require_h5py("save_weights")
         if save_format not in (None, "tf", "h5"):
             raise ValueError(f"Unknown format. Received: `save_format`={save_format}. "
                              "Was expecting one of {\"tf\", \"h5\"}.")
         directory = os.path.dirname(filepath)
         if directory:
             os.makedirs(directory, exist_ok=True)
+        if _is_h5(filepath, save_format):
+            with self._weights_graph().as_default():
+                hdf5.save_weights(self, filepath)
+            return
         with self._weights_graph().as_default():
             saver = Saver(var_list=self._checkpoint_variables(), max_to_keep=None)
             saver.save(K.get_session(), filepath)
@@ -257,9 +260,10 @@ class Model(Trainer, Layer):
                                 ("options", options)):
             if value:
                 raise ValueError(f"load_weights: {argument} is not supported")
-        if _is_h5(filepath, None):
-            _require_h5py("load_weights")
         with self._weights_graph().as_default():
+            if _is_h5(filepath, None):
+                hdf5.load_weights(self, filepath)
+                return
             saver = Saver(var_list=self._checkpoint_variables(), max_to_keep=None)
             saver.restore(K.get_session(), filepath)
 
@@ -289,13 +293,6 @@ def _input_dtype(array) -> str:
 
 def _is_h5(filepath: str, save_format: Optional[str]) -> bool:
     return save_format == "h5" or str(filepath).endswith(_H5_SUFFIXES)
-
-
-def _require_h5py(what: str) -> None:
-    """HDF5 weight files are not written by gradflow: a clear error either way."""
-    raise ImportError(f"`{what}` in HDF5 format is not supported by gradflow (it needs "
-                      "h5py and keras's HDF5 layout); use the TF checkpoint format (a path "
-                      "without .h5).")
 
 
 class Sequential(Model):

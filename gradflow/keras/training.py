@@ -11,6 +11,7 @@ with the batch sizes as weights (keras's figures).
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -41,6 +42,21 @@ def _flat_metrics(metrics) -> list:
         return [m for value in metrics.values()
                 for m in (value if isinstance(value, (list, tuple)) else [value])]
     return list(metrics)
+
+
+def _print_epoch(verbose: int, epoch: int, epochs: int, count: int, logs: dict,
+                 seconds: float) -> None:
+    """keras's end-of-epoch line: a full progress bar (verbose 1) or the one-line
+    summary (verbose 2), with the time taken."""
+    values = " - ".join(f"{key}: {value:.4f}" for key, value in logs.items())
+    per_sample = f"{seconds / max(count, 1) * 1e6:.0f}us/sample"
+    if verbose == 1:
+        print(f"Epoch {epoch + 1}/{epochs}")
+        print(f"{count}/{count} [{'=' * 30}] - {seconds:.0f}s {per_sample} - {values}")
+    else:
+        print(f"Epoch {epoch + 1}/{epochs}")
+        print(f"{count}/{count} - {seconds:.0f}s - {values} - {seconds * 1000:.0f}ms/epoch - "
+              f"{per_sample}")
 
 
 class Trainer:
@@ -291,7 +307,11 @@ class Trainer:
         self.stop_training = False
         self._function("train")
         hooks.call("on_train_begin", None)
+        if verbose:
+            print(f"Train on {count} samples" +
+                  (f", validate on {len(val[0][0])} samples" if val is not None else ""))
         for epoch in range(initial_epoch, epochs):
+            started = time.time()
             hooks.call("on_epoch_begin", epoch, None)
             order = np.arange(count)
             if shuffle:
@@ -301,9 +321,7 @@ class Trainer:
                 values = self._loop("test", val[0] + val[1], batch_size)
                 logs.update({f"val_{n}": v for n, v in zip(labels, values, strict=True)})
             if verbose:
-                print(f"Epoch {epoch + 1}/{epochs}")
-                print(f"{count}/{count} - " + " - ".join(f"{k}: {v:.4f}"
-                                                          for k, v in logs.items()))
+                _print_epoch(verbose, epoch, epochs, count, logs, time.time() - started)
             hooks.call("on_epoch_end", epoch, logs)
             if self.stop_training:
                 break
