@@ -212,6 +212,16 @@ class Trainer:
         return function(feeds)
 
     # ---------------------------------------------------------------------- data
+    @staticmethod
+    def _check_arrays(data, argument: str) -> None:
+        """Only arrays (or lists/tuples/dicts of them) feed keras models here."""
+        items = data.values() if isinstance(data, dict) else \
+            data if isinstance(data, (list, tuple)) else [data]
+        for item in items:
+            if not isinstance(item, (np.ndarray, list, tuple, int, float, np.generic)):
+                raise ValueError(f"`{argument}` of type {type(item).__name__} is not "
+                                 "supported: pass NumPy arrays (or lists or dicts of them)")
+
     def _standardize(self, data, tensors: list, what: str) -> list:
         """``data`` (an array, a list, or a dict by layer name) as one array per tensor,
         with 1-D targets made [n, 1] where the placeholder has two axes."""
@@ -251,6 +261,8 @@ class Trainer:
         return arrays
 
     def _prepare(self, x, y) -> tuple[list, list]:
+        self._check_arrays(x, "x")
+        self._check_arrays(y, "y")
         x_list = x if isinstance(x, (list, tuple)) else ([x] if not isinstance(x, dict)
                                                          else list(x.values()))
         self._ensure_compiled_graph([np.asarray(a) for a in x_list])
@@ -381,6 +393,7 @@ class Trainer:
         return joined[0] if len(joined) == 1 else joined
 
     def _predict_inputs(self, x) -> list:
+        self._check_arrays(x, "x")
         if not self.outputs:
             self._build_from_data([np.asarray(a) for a in (x if isinstance(x, (list, tuple))
                                                            else [x])])

@@ -85,6 +85,8 @@ def test_bad_functional_model_and_disconnected_graph():
     (lambda m, x, y: m.compile(tf.keras.optimizers.Adam(amsgrad=True), "mse"), "amsgrad"),
     (lambda m, x, y: m.compile(tf.keras.optimizers.SGD(clipnorm=1.0), "mse"), "clipnorm"),
     (lambda m, x, y: m.load_weights("w", by_name=True), "by_name"),
+    (lambda m, x, y: m.fit(iter([(x, y)]), verbose=0), "`x` of type list_iterator"),
+    (lambda m, x, y: m.predict(tf.data.Dataset.from_tensor_slices(x)), "`x` of type"),
 ])
 def test_unsupported_arguments_raise_value_error_naming_them(call, argument):
     model = tf.keras.Sequential([L.Dense(1, input_shape=(3,))])
