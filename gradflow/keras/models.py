@@ -8,7 +8,7 @@ from typing import Optional
 
 import numpy as np
 
-from gradflow.framework.graph import Tensor
+from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.keras import backend as K
 from gradflow.keras import hdf5
 from gradflow.keras.engine import (Input, InputLayer, Layer, Node, flatten_tensors,
@@ -129,6 +129,20 @@ class Model(Trainer, Layer):
         return list(self._network_layers) if self._network_layers else \
             _unique_by_identity(self._tracked)
 
+    @property
+    def input(self):
+        """The model's input tensor (a list for several)."""
+        if not self.inputs:
+            return super().input
+        return self.inputs[0] if len(self.inputs) == 1 else list(self.inputs)
+
+    @property
+    def output(self):
+        """The model's output tensor (a list for several)."""
+        if not self.outputs:
+            return super().output
+        return self.outputs[0] if len(self.outputs) == 1 else list(self.outputs)
+
     def get_layer(self, name: Optional[str] = None, index: Optional[int] = None) -> Layer:
         """The layer called ``name`` (or at position ``index``)."""
         if index is not None:
@@ -216,9 +230,10 @@ class Model(Trainer, Layer):
         """Makes a subclassed (or unbuilt) model's inputs from data shapes and calls it."""
         if self.inputs:
             return
-        inputs = [Input(batch_shape=(None, *np.shape(a)[1:]), dtype=_input_dtype(a))
-                  for a in arrays]
-        outputs = self(inputs[0] if len(inputs) == 1 else inputs)
+        with get_default_graph().atomic():
+            inputs = [Input(batch_shape=(None, *np.shape(a)[1:]), dtype=_input_dtype(a))
+                      for a in arrays]
+            outputs = self(inputs[0] if len(inputs) == 1 else inputs)
         self._single_output = not isinstance(outputs, (list, tuple))
         self.inputs, self.outputs = inputs, flatten_tensors(outputs)
 
@@ -358,8 +373,10 @@ class Sequential(Model):
         """Builds the layer graph for inputs of ``input_shape`` (batch axis included)."""
         self.built = True
         if input_shape is not None and not self.inputs:
-            inputs = Input(batch_shape=tuple(input_shape))
-            self.inputs, self.outputs = [inputs], [self(inputs)]
+            with get_default_graph().atomic():
+                inputs = Input(batch_shape=tuple(input_shape))
+                outputs = self(inputs)
+            self.inputs, self.outputs = [inputs], [outputs]
 
     def call(self, inputs, training=None):
         x = inputs

@@ -229,6 +229,32 @@ def test_layer_returning_its_input_makes_a_copy():
     assert [layer.name for layer in model.layers] == ["input_1", "lambda", "dense"]
 
 
+def test_model_input_and_output():
+    inputs = tf.keras.Input(shape=(3,))
+    model = tf.keras.Model(inputs, L.Dense(2)(inputs))
+    assert model.input is inputs and model.output is model.outputs[0]
+    assert model.input_shape == (None, 3) and model.output_shape == (None, 2)
+
+
+def test_subclassed_model_failing_on_first_fit_leaves_the_graph_unchanged():
+    class Failing(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = L.Dense(1)
+
+        def call(self, inputs):
+            self.dense(inputs)
+            raise ValueError("no output on purpose")
+
+    model = Failing()
+    model.compile("sgd", "mse")
+    graph = tf.get_default_graph()
+    before = _snapshot(graph)
+    with pytest.raises(ValueError, match="on purpose"):
+        model.fit(*_data(), verbose=0)
+    assert _snapshot(graph) == before and model.inputs == [] and not model.dense.built
+
+
 def test_model_get_layer():
     inputs = tf.keras.Input(shape=(3,))
     model = tf.keras.Model(inputs, L.Dense(1, name="head")(inputs))
