@@ -79,6 +79,9 @@ class Layer(tf_layers_base.Layer):
         unknown = sorted(set(kwargs) - set(_KERAS_KWARGS))
         if unknown:
             raise TypeError(f"('Keyword argument not understood:', {unknown[0]!r})")
+        if kwargs.get("dynamic"):
+            raise ValueError("dynamic=True (a layer run eagerly) is not supported: gradflow "
+                             "builds graphs")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Layer name must be a string, got {type(name).__name__}")
         name = name or K.unique_object_name(tf_layers_base.to_snake_case(type(self).__name__))
@@ -121,7 +124,8 @@ class Layer(tf_layers_base.Layer):
         with graph.atomic(), graph.control_dependencies(None):
             variable = Variable(functools.partial(initializer, shape.as_list(), dtype=dtype),
                                 name=name or "Variable", trainable=trainable, dtype=dtype,
-                                constraint=constraint)
+                                constraint=constraint, use_resource=use_resource,
+                                synchronization=synchronization, aggregation=aggregation)
             regularizer = regularizers.get(regularizer)
             if regularizer is not None:
                 self._regularize(name or "Variable", variable, regularizer)

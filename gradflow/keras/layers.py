@@ -11,7 +11,7 @@ import numpy as np
 from gradflow.framework import dtypes
 from gradflow.framework.constant import constant
 from gradflow.framework.tensor_shape import TensorShape
-from gradflow.keras import activations, initializers, regularizers
+from gradflow.keras import activations, constraints, initializers, regularizers
 from gradflow.keras.engine import Input, InputLayer, Layer
 from gradflow.layers import convolutional as tf_conv
 from gradflow.layers import core as tf_core
@@ -31,7 +31,7 @@ __all__ = ["Layer", "InputLayer", "Input", "Dense", "Activation", "Dropout", "Fl
 
 
 def _weight_args(kwargs: dict, *names: str) -> dict:
-    """Keras's string/config initializers and regularizers resolved to callables."""
+    """Keras's named initializers, regularizers and constraints resolved to callables."""
     resolved = {}
     for name in names:
         value = kwargs.pop(name, None)
@@ -40,7 +40,7 @@ def _weight_args(kwargs: dict, *names: str) -> dict:
         elif name.endswith("regularizer"):
             resolved[name] = regularizers.get(value)
         else:
-            resolved[name] = value
+            resolved[name] = constraints.get(value)
     return resolved
 
 
@@ -229,7 +229,7 @@ class Embedding(Layer):
         self.output_dim = int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
-        self.embeddings_constraint = embeddings_constraint
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.input_length = input_length
         self.embeddings = None
 

@@ -91,7 +91,8 @@ class Optimizer:
                 lr = lr / (one + self._variables["decay"] *
                            math_ops.cast(self.iterations, dtypes.float32))
             step = math_ops.cast(self.iterations + 1, dtypes.float32)
-            updates = [self._apply(p, g, lr, step) for p, g in zip(params, grads, strict=True)]
+            updates = [_constrained(p, self._apply(p, g, lr, step))
+                       for p, g in zip(params, grads, strict=True)]
             updates.append(assign_add(self.iterations, constant(1, dtype=dtypes.int64)))
         return updates
 
@@ -107,6 +108,13 @@ class Optimizer:
             list(self._variables.values()) + list(self._slots.values())
 
     weights = property(variables)
+
+
+def _constrained(weight: Variable, updated):
+    """The weight's ``constraint`` applied after its update, as keras does."""
+    if weight.constraint is None:
+        return updated
+    return assign(weight, weight.constraint(updated))
 
 
 class SGD(Optimizer):
