@@ -20,11 +20,15 @@ from gradflow.layers import pooling as tf_pool
 from gradflow.layers.base import InputSpec
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
-from gradflow.ops.nn import embedding_lookup
+from gradflow.ops.nn import embedding_lookup, leaky_relu
 
 __all__ = ["Layer", "InputLayer", "Input", "Dense", "Activation", "Dropout", "Flatten",
-           "Reshape", "Conv2D", "Convolution2D", "MaxPooling2D", "MaxPool2D",
-           "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalMaxPooling2D",
+           "Reshape", "Conv1D", "Conv2D", "Conv2DTranspose", "Convolution1D", "Convolution2D",
+           "Convolution2DTranspose", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
+           "AvgPool1D", "MaxPooling2D", "MaxPool2D", "AveragePooling2D", "AvgPool2D",
+           "GlobalAveragePooling1D", "GlobalMaxPooling1D", "GlobalAveragePooling2D",
+           "GlobalMaxPooling2D", "UpSampling2D", "ZeroPadding2D", "LeakyReLU", "ReLU",
+           "Softmax", "Permute", "RepeatVector",
            "BatchNormalization", "Embedding", "Concatenate", "Add", "Subtract", "Multiply",
            "Average", "Maximum", "Minimum", "Lambda", "concatenate", "add", "subtract",
            "multiply", "average", "maximum", "minimum"]
@@ -123,71 +127,226 @@ class Reshape(Layer):
         return outputs
 
 
-class Conv2D(tf_conv.Conv2D, Layer):
-    """2-D convolution (kernel glorot-uniform, bias zeros)."""
+def _keras_conv(base, rank: int, doc: str):
+    """A keras convolution class over a gradflow.layers one: keras's defaults (strides
+    1, glorot-uniform kernel, zero bias) and named initializers/regularizers/constraints."""
+    class KerasConv(base, Layer):
+        def __init__(self, filters: int, kernel_size, strides=(1,) * rank,
+                     padding: str = "valid", data_format: Optional[str] = None,
+                     activation=None, use_bias: bool = True,
+                     kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                     **kwargs):
+            if kwargs.get("groups", 1) != 1:
+                raise ValueError(f"{base.__name__}: groups={kwargs['groups']} is not "
+                                 "supported")
+            kwargs.pop("groups", None)
+            weights = _weight_args(kwargs, "kernel_regularizer", "bias_regularizer",
+                                   "kernel_constraint", "bias_constraint")
+            super().__init__(filters, kernel_size, strides=strides, padding=padding,
+                             data_format=data_format or "channels_last",
+                             activation=_activation(activation), use_bias=use_bias,
+                             kernel_initializer=initializers.get(kernel_initializer),
+                             bias_initializer=initializers.get(bias_initializer),
+                             **weights, **kwargs)
+    KerasConv.__name__ = KerasConv.__qualname__ = base.__name__
+    KerasConv.__doc__ = doc
+    return KerasConv
 
-    def __init__(self, filters: int, kernel_size, strides=(1, 1), padding: str = "valid",
-                 data_format: Optional[str] = None, dilation_rate=(1, 1), activation=None,
-                 use_bias: bool = True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", **kwargs):
-        if kwargs.get("groups", 1) != 1:
-            raise ValueError(f"Conv2D: groups={kwargs['groups']} is not supported")
-        kwargs.pop("groups", None)
-        weights = _weight_args(kwargs, "kernel_regularizer", "bias_regularizer",
-                               "kernel_constraint", "bias_constraint")
-        super().__init__(filters, kernel_size, strides=strides, padding=padding,
-                         data_format=data_format or "channels_last",
-                         dilation_rate=dilation_rate, activation=_activation(activation),
-                         use_bias=use_bias,
-                         kernel_initializer=initializers.get(kernel_initializer),
-                         bias_initializer=initializers.get(bias_initializer),
-                         **weights, **kwargs)
 
-
+Conv1D = _keras_conv(tf_conv.Conv1D, 1, "1-D convolution over [batch, steps, channels].")
+Conv2D = _keras_conv(tf_conv.Conv2D, 2, "2-D convolution (kernel glorot-uniform, bias "
+                                        "zeros).")
+Conv2DTranspose = _keras_conv(tf_conv.Conv2DTranspose, 2, "Transposed 2-D convolution.")
+Convolution1D, Convolution2DTranspose = Conv1D, Conv2DTranspose
 Convolution2D = Conv2D
 
 
-class MaxPooling2D(tf_pool.MaxPooling2D, Layer):
-    """Max pooling over 2-D windows (``pool_size`` (2, 2); ``strides`` default to it)."""
-
-    def __init__(self, pool_size=(2, 2), strides=None, padding: str = "valid",
-                 data_format: Optional[str] = None, **kwargs):
-        super().__init__(pool_size, strides, padding=padding,
-                         data_format=data_format or "channels_last", **kwargs)
-
-
-class AveragePooling2D(tf_pool.AveragePooling2D, Layer):
-    """Average pooling over 2-D windows (``pool_size`` (2, 2); ``strides`` default to it)."""
-
-    def __init__(self, pool_size=(2, 2), strides=None, padding: str = "valid",
-                 data_format: Optional[str] = None, **kwargs):
-        super().__init__(pool_size, strides, padding=padding,
-                         data_format=data_format or "channels_last", **kwargs)
+def _keras_pooling(base, rank: int):
+    """A keras pooling class: ``pool_size`` 2 per axis, ``strides`` defaulting to it."""
+    class KerasPooling(base, Layer):
+        def __init__(self, pool_size=(2,) * rank, strides=None, padding: str = "valid",
+                     data_format: Optional[str] = None, **kwargs):
+            super().__init__(pool_size, strides, padding=padding,
+                             data_format=data_format or "channels_last", **kwargs)
+    KerasPooling.__name__ = KerasPooling.__qualname__ = base.__name__
+    KerasPooling.__doc__ = base.__doc__
+    return KerasPooling
 
 
+MaxPooling1D = _keras_pooling(tf_pool.MaxPooling1D, 1)
+AveragePooling1D = _keras_pooling(tf_pool.AveragePooling1D, 1)
+MaxPooling2D = _keras_pooling(tf_pool.MaxPooling2D, 2)
+AveragePooling2D = _keras_pooling(tf_pool.AveragePooling2D, 2)
+MaxPool1D, AvgPool1D = MaxPooling1D, AveragePooling1D
 MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D
 
 
-class _GlobalPooling2D(Layer):
+class _GlobalPooling(Layer):
+    """A reduction over every spatial axis ([batch, ..., channels] -> [batch, channels])."""
+    _rank = 2
+
     def __init__(self, data_format: Optional[str] = None, keepdims: bool = False, **kwargs):
         super().__init__(**kwargs)
         self.data_format = tf_core.normalize_data_format(data_format)
         self.keepdims = bool(keepdims)
-        self.input_spec = InputSpec(ndim=4)
+        self.input_spec = InputSpec(ndim=self._rank + 2)
 
     def call(self, inputs):
-        axes = [1, 2] if self.data_format == "channels_last" else [2, 3]
+        first = 1 if self.data_format == "channels_last" else 2
+        axes = list(range(first, first + self._rank))
         return self._reduce(inputs, axis=axes, keepdims=self.keepdims)
 
 
-class GlobalAveragePooling2D(_GlobalPooling2D):
+class GlobalAveragePooling1D(_GlobalPooling):
+    """The mean over the steps: [batch, steps, c] -> [batch, c]."""
+    _rank = 1
+    _reduce = staticmethod(math_ops.reduce_mean)
+
+
+class GlobalMaxPooling1D(_GlobalPooling):
+    """The maximum over the steps: [batch, steps, c] -> [batch, c]."""
+    _rank = 1
+    _reduce = staticmethod(math_ops.reduce_max)
+
+
+class GlobalAveragePooling2D(_GlobalPooling):
     """The mean over the two spatial axes: [batch, h, w, c] -> [batch, c]."""
     _reduce = staticmethod(math_ops.reduce_mean)
 
 
-class GlobalMaxPooling2D(_GlobalPooling2D):
+class GlobalMaxPooling2D(_GlobalPooling):
     """The maximum over the two spatial axes: [batch, h, w, c] -> [batch, c]."""
     _reduce = staticmethod(math_ops.reduce_max)
+
+
+class UpSampling2D(Layer):
+    """Repeats rows and columns ``size`` times (nearest-neighbour upsampling)."""
+
+    def __init__(self, size=(2, 2), data_format: Optional[str] = None,
+                 interpolation: str = "nearest", **kwargs):
+        super().__init__(**kwargs)
+        if interpolation != "nearest":
+            raise ValueError(f"UpSampling2D: interpolation={interpolation!r} is not "
+                             "supported (only 'nearest')")
+        self.size = tf_conv.normalize_tuple(size, 2, "size")
+        self.data_format = tf_core.normalize_data_format(data_format)
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        axes = (1, 2) if self.data_format == "channels_last" else (2, 3)
+        outputs = inputs
+        for axis, times in zip(axes, self.size, strict=True):
+            outputs = _repeat(outputs, times, axis)
+        return outputs
+
+
+def _repeat(x, times: int, axis: int):
+    """Each entry along ``axis`` repeated ``times`` times in place (a, a, b, b...)."""
+    dims = x.shape.as_list()
+    expanded = array.expand_dims(x, axis + 1)
+    multiples = [1] * (len(dims) + 1)
+    multiples[axis + 1] = times
+    tiled = array.tile(expanded, multiples)
+    dynamic = array.shape(x)
+    shape = [dynamic[i] if d is None else constant(d, dtype=dtypes.int32)
+             for i, d in enumerate(dims)]
+    shape[axis] = shape[axis] * times
+    outputs = array.reshape(tiled, array.stack(shape))
+    dims[axis] = None if dims[axis] is None else dims[axis] * times
+    outputs.set_shape(TensorShape(dims))
+    return outputs
+
+
+class ZeroPadding2D(Layer):
+    """Pads rows and columns with zeros: ``padding`` an int, (rows, cols), or
+    ((top, bottom), (left, right))."""
+
+    def __init__(self, padding=(1, 1), data_format: Optional[str] = None, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(padding, int):
+            padding = ((padding, padding), (padding, padding))
+        elif all(isinstance(p, int) for p in padding):
+            padding = tuple((int(p), int(p)) for p in padding)
+        if len(padding) != 2 or any(len(p) != 2 for p in padding):
+            raise ValueError("`padding` should have two elements. Received: "
+                             f"padding={padding}.")
+        self.padding = tuple(tuple(int(v) for v in p) for p in padding)
+        self.data_format = tf_core.normalize_data_format(data_format)
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        none = [0, 0]
+        pads = [none, *map(list, self.padding), none] if self.data_format == \
+            "channels_last" else [none, none, *map(list, self.padding)]
+        return array.pad(inputs, pads)
+
+
+class LeakyReLU(Layer):
+    """``x`` for x > 0, ``alpha * x`` otherwise (alpha 0.3)."""
+
+    def __init__(self, alpha: float = 0.3, **kwargs):
+        super().__init__(**kwargs)
+        self.alpha = float(alpha)
+
+    def call(self, inputs):
+        return leaky_relu(inputs, alpha=self.alpha)
+
+
+class ReLU(Layer):
+    """``activations.relu`` as a layer (``max_value``, ``negative_slope``, ``threshold``)."""
+
+    def __init__(self, max_value: Optional[float] = None, negative_slope: float = 0.0,
+                 threshold: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        for argument, value in (("max_value", max_value), ("negative_slope", negative_slope),
+                                ("threshold", threshold)):
+            if value is not None and value < 0:
+                raise ValueError(f"{argument} of a ReLU layer cannot be a negative value. "
+                                 f"Received: {value}")
+        self.max_value, self.negative_slope, self.threshold = max_value, negative_slope, \
+            threshold
+
+    def call(self, inputs):
+        return activations.relu(inputs, alpha=self.negative_slope, max_value=self.max_value,
+                                threshold=self.threshold)
+
+
+class Softmax(Layer):
+    """Softmax over ``axis`` as a layer."""
+
+    def __init__(self, axis: int = -1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, inputs):
+        return activations.softmax(inputs, axis=self.axis)
+
+
+class Permute(Layer):
+    """Reorders the non-batch axes: ``dims`` are 1-based, as keras counts them."""
+
+    def __init__(self, dims: Sequence[int], **kwargs):
+        super().__init__(**kwargs)
+        self.dims = tuple(int(d) for d in dims)
+        if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
+            raise ValueError("Invalid permutation argument `dims` for Permute Layer. The set "
+                             "of indices in `dims` must be consecutive and start from 1. "
+                             f"Received dims={dims}")
+
+    def call(self, inputs):
+        return array.transpose(inputs, [0, *self.dims])
+
+
+class RepeatVector(Layer):
+    """[batch, features] -> [batch, n, features]."""
+
+    def __init__(self, n: int, **kwargs):
+        super().__init__(**kwargs)
+        self.n = int(n)
+        self.input_spec = InputSpec(ndim=2)
+
+    def call(self, inputs):
+        return array.tile(array.expand_dims(inputs, 1), [1, self.n, 1])
 
 
 class BatchNormalization(tf_norm.BatchNormalization, Layer):
