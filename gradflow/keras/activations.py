@@ -19,16 +19,24 @@ def linear(x) -> Tensor:
 
 def relu(x, alpha: float = 0.0, max_value: Optional[float] = None,
          threshold: float = 0.0) -> Tensor:
-    """max(x, 0); ``alpha``, ``max_value`` and ``threshold`` as keras defines them."""
+    """``x`` from ``threshold`` up to ``max_value`` (clipped there), ``alpha * (x -
+    threshold)`` below ``threshold``."""
     if alpha == 0.0 and max_value is None and threshold == 0.0:
         return nn.relu(x)
     x = convert_to_tensor(x)
-    zero = constant(threshold, dtype=x.dtype)
-    out = math_ops.where(math_ops.greater(x, zero), x,
-                         constant(alpha, dtype=x.dtype) * (x - zero))
+    dtype = x.dtype.base_dtype
+    below = nn.relu(math_ops.negative(x) + constant(threshold, dtype=dtype)) if alpha \
+        else None
+    if threshold:
+        x = x * math_ops.cast(math_ops.greater(x, constant(threshold, dtype=dtype)), dtype)
+    else:
+        x = nn.relu(x)
     if max_value is not None:
-        out = math_ops.minimum(out, constant(max_value, dtype=x.dtype))
-    return out
+        x = math_ops.clip_by_value(x, constant(0.0, dtype=dtype),
+                                   constant(max_value, dtype=dtype))
+    if alpha:
+        x = x - constant(alpha, dtype=dtype) * below
+    return x
 
 
 def softmax(x, axis: int = -1) -> Tensor:
