@@ -13,6 +13,7 @@ from gradflow.framework.constant import constant
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.keras import activations, constraints, initializers, regularizers
 from gradflow.keras.engine import Input, InputLayer, Layer
+from gradflow.keras.recurrent import GRU, LSTM, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
 from gradflow.layers import convolutional as tf_conv
 from gradflow.layers import core as tf_core
 from gradflow.layers import normalization as tf_norm
@@ -28,7 +29,8 @@ __all__ = ["Layer", "InputLayer", "Input", "Dense", "Activation", "Dropout", "Fl
            "AvgPool1D", "MaxPooling2D", "MaxPool2D", "AveragePooling2D", "AvgPool2D",
            "GlobalAveragePooling1D", "GlobalMaxPooling1D", "GlobalAveragePooling2D",
            "GlobalMaxPooling2D", "UpSampling2D", "ZeroPadding2D", "LeakyReLU", "ReLU",
-           "Softmax", "Permute", "RepeatVector",
+           "Softmax", "Permute", "RepeatVector", "SimpleRNN", "LSTM", "GRU", "SimpleRNNCell",
+           "LSTMCell", "GRUCell",
            "BatchNormalization", "Embedding", "Concatenate", "Add", "Subtract", "Multiply",
            "Average", "Maximum", "Minimum", "Lambda", "concatenate", "add", "subtract",
            "multiply", "average", "maximum", "minimum"]
