@@ -13,6 +13,8 @@ from gradflow.autodiff.gradients import gradients
 from gradflow.framework import dtypes
 from gradflow.framework.constant import constant
 from gradflow.framework.graph import get_default_graph
+from gradflow.framework.indexed_slices import IndexedSlices
+from gradflow.ops.array import unsorted_segment_sum
 from gradflow.ops import math as math_ops
 from gradflow.ops.state import Variable, assign, assign_add, assign_sub
 from gradflow.train.optimizer import Optimizer as TFOptimizerBase
@@ -80,6 +82,7 @@ class Optimizer:
             raise ValueError(f"An operation has `None` for gradient. Please make sure that all "
                              f"of your ops have a gradient defined. Variables without "
                              f"gradient: {missing}")
+        grads = [_dense(g, p) for g, p in zip(grads, params, strict=True)]
         with get_default_graph().name_scope(self._name):
             self._make_variables()
             for slot in self._slot_names():  # one slot kind for every weight, then the next
@@ -108,6 +111,14 @@ class Optimizer:
             list(self._variables.values()) + list(self._slots.values())
 
     weights = property(variables)
+
+
+def _dense(grad, weight: Variable):
+    """A sparse gradient (an embedding's rows) summed into a dense one of the weight's
+    shape: keras's formulas update every row."""
+    if not isinstance(grad, IndexedSlices):
+        return grad
+    return unsorted_segment_sum(grad.values, grad.indices, weight.shape.as_list()[0])
 
 
 def _constrained(weight: Variable, updated):
