@@ -12,7 +12,7 @@ with the batch sizes as weights (keras's figures).
 from __future__ import annotations
 
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -42,6 +42,24 @@ def _flat_metrics(metrics) -> list:
         return [m for value in metrics.values()
                 for m in (value if isinstance(value, (list, tuple)) else [value])]
     return list(metrics)
+
+
+def _slices(arrays: list, order: np.ndarray, batch_size: int) -> Iterator[list]:
+    """The arrays' rows in ``order``, ``batch_size`` at a time."""
+    for start in range(0, len(order), batch_size):
+        ids = order[start:start + batch_size]
+        yield [a[ids] for a in arrays]
+
+
+def _is_sequence(data) -> bool:
+    """A keras ``Sequence``: batches by index, its length the batches an epoch."""
+    return hasattr(data, "__getitem__") and hasattr(data, "__len__") and \
+        not isinstance(data, (list, tuple, np.ndarray))
+
+
+def _then(batches: Iterator[list], after: Callable) -> Iterator[list]:
+    yield from batches
+    after()
 
 
 def _print_epoch(verbose: int, epoch: int, epochs: int, count: int, logs: dict,
@@ -308,30 +326,44 @@ class Trainer:
             split = int(len(xs[0]) * (1.0 - validation_split))
             val = [a[split:] for a in xs], [a[split:] for a in ys]
             xs, ys = [a[:split] for a in xs], [a[:split] for a in ys]
-        history = callbacks_module.History()
         count = len(xs[0])
-        labels = list(self.metrics_names)
+        if verbose:
+            print(f"Train on {count} samples" +
+                  (f", validate on {len(val[0][0])} samples" if val is not None else ""))
+
+        def epoch_batches() -> Iterator[list]:
+            order = np.arange(count)
+            if shuffle:
+                np.random.shuffle(order)
+            return _slices(xs + ys, order, batch_size)
+
+        def validation() -> list:
+            return self._loop("test", _slices(val[0] + val[1], np.arange(len(val[0][0])),
+                                              batch_size))
         params = {"batch_size": batch_size, "epochs": epochs, "steps": None,
-                  "samples": count, "verbose": verbose, "do_validation": val is not None,
-                  "metrics": labels + [f"val_{n}" for n in labels] * (val is not None)}
+                  "samples": count, "verbose": verbose, "do_validation": val is not None}
+        return self._train(epoch_batches, validation if val is not None else None, params,
+                           callbacks, initial_epoch)
+
+    def _train(self, epoch_batches, validation, params: dict, callbacks,
+               initial_epoch: int):
+        """The epochs of ``fit``: callbacks, batches, validation, History."""
+        history = callbacks_module.History()
+        labels = list(self.metrics_names)
+        params["metrics"] = labels + [f"val_{n}" for n in labels] * (validation is not None)
         hooks = callbacks_module.CallbackList(list(callbacks or []) + [history], self,
                                               params)
         self.stop_training = False
         self._function("train")
         hooks.call("on_train_begin", None)
-        if verbose:
-            print(f"Train on {count} samples" +
-                  (f", validate on {len(val[0][0])} samples" if val is not None else ""))
+        epochs, verbose = params["epochs"], params["verbose"]
         for epoch in range(initial_epoch, epochs):
             started = time.time()
             hooks.call("on_epoch_begin", epoch, None)
-            order = np.arange(count)
-            if shuffle:
-                np.random.shuffle(order)
-            logs = self._run_batches("train", xs + ys, order, batch_size, hooks)
-            if val is not None:
-                values = self._loop("test", val[0] + val[1], batch_size)
-                logs.update({f"val_{n}": v for n, v in zip(labels, values, strict=True)})
+            logs, count = self._run_batches("train", epoch_batches(), hooks)
+            if validation is not None:
+                logs.update({f"val_{n}": v
+                             for n, v in zip(labels, validation(), strict=True)})
             if verbose:
                 _print_epoch(verbose, epoch, epochs, count, logs, time.time() - started)
             hooks.call("on_epoch_end", epoch, logs)
@@ -343,29 +375,127 @@ class Trainer:
         history.model = self
         return history
 
-    def _run_batches(self, kind: str, arrays: list, order: np.ndarray, batch_size: int,
-                     hooks=None) -> dict:
-        totals = None
-        for index, start in enumerate(range(0, len(order), batch_size)):
-            ids = order[start:start + batch_size]
+    def _run_batches(self, kind: str, batches: Iterable[list], hooks=None) -> tuple:
+        """Runs ``kind``'s function on each batch (a list of arrays to feed); returns
+        the logs averaged with the batch sizes as weights, and the sample count."""
+        totals, count = None, 0
+        for index, batch in enumerate(batches):
+            size = len(batch[0])
             if hooks is not None:
-                hooks.call("on_train_batch_begin", index, {"batch": index, "size": len(ids)})
-            outs = self._run(kind, [a[ids] for a in arrays], kind == "train")
+                hooks.call("on_train_batch_begin", index, {"batch": index, "size": size})
+            outs = self._run(kind, batch, kind == "train")
             values = np.asarray([float(v) for v in outs])
-            totals = values * len(ids) if totals is None else totals + values * len(ids)
+            totals = values * size if totals is None else totals + values * size
+            count += size
             if hooks is not None:
-                batch_logs = {"batch": index, "size": len(ids)}
+                batch_logs = {"batch": index, "size": size}
                 batch_logs.update(zip(self.metrics_names, [float(v) for v in outs],
                                       strict=True))
                 hooks.call("on_train_batch_end", index, batch_logs)
         if totals is None:
             raise ValueError("Empty training data.")
-        return {name: float(np.float32(v / len(order)))
-                for name, v in zip(self.metrics_names, totals, strict=True)}
+        return {name: float(np.float32(v / count))
+                for name, v in zip(self.metrics_names, totals, strict=True)}, count
 
-    def _loop(self, kind: str, arrays: list, batch_size: int) -> list:
-        logs = self._run_batches(kind, arrays, np.arange(len(arrays[0])), batch_size)
+    def _loop(self, kind: str, batches: Iterable[list]) -> list:
+        logs, _ = self._run_batches(kind, batches)
         return [logs[name] for name in self.metrics_names]
+
+    # ------------------------------------------------------------------ generators
+    def _generated(self, generator, steps: int, what: str,
+                   shuffle: bool = False) -> Iterator[list]:
+        """``steps`` batches of a generator (or keras ``Sequence``, its batches in random
+        order with ``shuffle``) of (x, y) pairs, as lists of arrays to feed."""
+        order = np.random.permutation(steps) if shuffle and _is_sequence(generator) else \
+            range(steps)
+        for step in order:
+            item = generator[int(step)] if _is_sequence(generator) else next(generator)
+            if not isinstance(item, tuple) or len(item) != 2:
+                raise ValueError(f"{what}: the generator must yield (x, y) tuples (sample "
+                                 f"weights are not supported); got {type(item).__name__}")
+            xs, ys = self._prepare(*item)
+            yield xs + ys
+
+    @staticmethod
+    def _steps(generator, steps: Optional[int], argument: str) -> int:
+        if steps is None:
+            if not _is_sequence(generator):
+                raise ValueError(f"`{argument}=None` is only valid for a generator based on "
+                                 "the `keras.utils.Sequence` class. Please specify "
+                                 f"`{argument}` or use the `keras.utils.Sequence` class.")
+            return len(generator)
+        return int(steps)
+
+    def fit_generator(self, generator, steps_per_epoch: Optional[int] = None,
+                      epochs: int = 1, verbose: int = 1, callbacks=None,
+                      validation_data=None, validation_steps: Optional[int] = None,
+                      validation_freq: int = 1, class_weight=None, max_queue_size: int = 10,
+                      workers: int = 1, use_multiprocessing: bool = False,
+                      shuffle: bool = True, initial_epoch: int = 0):
+        """Trains on batches drawn from a generator (or ``Sequence``) of (x, y):
+        ``steps_per_epoch`` batches an epoch; returns the History."""
+        for argument, value in (("class_weight", class_weight),
+                                ("use_multiprocessing", use_multiprocessing or None)):
+            if value is not None:
+                raise ValueError(f"fit_generator: {argument} is not supported")
+        if validation_freq != 1:
+            raise ValueError(f"fit_generator: validation_freq={validation_freq} is not "
+                             "supported")
+        steps = self._steps(generator, steps_per_epoch, "steps_per_epoch")
+        validation = None
+        if validation_data is not None:
+            if isinstance(validation_data, tuple):
+                if len(validation_data) != 2:
+                    raise ValueError("validation_data: sample weights are not supported; "
+                                     "pass (x_val, y_val)")
+                val_xs, val_ys = self._prepare(*validation_data)
+
+                def validation() -> list:
+                    return self._loop("test", _slices(val_xs + val_ys,
+                                                      np.arange(len(val_xs[0])), 32))
+            else:
+                val_steps = self._steps(validation_data, validation_steps,
+                                        "validation_steps")
+
+                def validation() -> list:
+                    return self._loop("test", self._generated(validation_data, val_steps,
+                                                              "fit_generator"))
+
+        def epoch_batches() -> Iterator[list]:
+            batches = self._generated(generator, steps, "fit_generator", shuffle)
+            if _is_sequence(generator) and hasattr(generator, "on_epoch_end"):
+                return _then(batches, generator.on_epoch_end)
+            return batches
+        params = {"epochs": epochs, "steps": steps, "verbose": verbose,
+                  "do_validation": validation is not None}
+        return self._train(epoch_batches, validation, params, callbacks, initial_epoch)
+
+    def evaluate_generator(self, generator, steps: Optional[int] = None, callbacks=None,
+                           max_queue_size: int = 10, workers: int = 1,
+                           use_multiprocessing: bool = False, verbose: int = 0):
+        """The loss (and metrics) over ``steps`` batches of a generator of (x, y)."""
+        if use_multiprocessing or callbacks is not None:
+            raise ValueError("evaluate_generator: callbacks and use_multiprocessing are not "
+                             "supported")
+        count = self._steps(generator, steps, "steps")
+        values = self._loop("test", self._generated(generator, count, "evaluate_generator"))
+        return values[0] if len(values) == 1 else values
+
+    def predict_generator(self, generator, steps: Optional[int] = None, callbacks=None,
+                          max_queue_size: int = 10, workers: int = 1,
+                          use_multiprocessing: bool = False, verbose: int = 0):
+        """The outputs for ``steps`` batches of a generator of x (or (x, y))."""
+        if use_multiprocessing or callbacks is not None:
+            raise ValueError("predict_generator: callbacks and use_multiprocessing are not "
+                             "supported")
+        pieces = []
+        for step in range(self._steps(generator, steps, "steps")):
+            item = generator[step] if _is_sequence(generator) else next(generator)
+            x = item[0] if isinstance(item, tuple) else item
+            outs = self._run("predict", self._predict_inputs(x), False)
+            pieces.append(outs)
+        joined = [np.concatenate([p[i] for p in pieces]) for i in range(len(self.outputs))]
+        return joined[0] if len(joined) == 1 else joined
 
     # ------------------------------------------------------------ evaluate/predict
     def evaluate(self, x=None, y=None, batch_size: Optional[int] = None, verbose: int = 1,
@@ -376,7 +506,8 @@ class Trainer:
             if value is not None:
                 raise ValueError(f"evaluate: {argument} is not supported")
         xs, ys = self._prepare(x, y)
-        values = self._loop("test", xs + ys, 32 if batch_size is None else int(batch_size))
+        values = self._loop("test", _slices(xs + ys, np.arange(len(xs[0])),
+                                            32 if batch_size is None else int(batch_size)))
         return values[0] if len(values) == 1 else values
 
     def predict(self, x, batch_size: Optional[int] = None, verbose: int = 0, steps=None,

@@ -5,7 +5,7 @@ from typing import Optional
 
 import numpy as np
 
-__all__ = ["to_categorical", "normalize"]
+__all__ = ["to_categorical", "normalize", "Sequence"]
 
 
 def to_categorical(y, num_classes: Optional[int] = None, dtype: str = "float32") -> np.ndarray:
@@ -33,3 +33,12 @@ def normalize(x, axis: int = -1, order: int = 2) -> np.ndarray:
     norm = np.atleast_1d(np.linalg.norm(x, order, axis))
     norm[norm == 0] = 1
     return x / np.expand_dims(norm, axis)
+
+
+class Sequence:
+    """Batches by index for ``fit_generator``: a subclass defines ``__getitem__`` (batch
+    ``i`` as (x, y)) and ``__len__`` (batches an epoch); ``on_epoch_end`` runs after
+    each epoch."""
+
+    def on_epoch_end(self) -> None:
+        """Called after each epoch (e.g. to reshuffle the data)."""

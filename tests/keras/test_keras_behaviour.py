@@ -323,6 +323,35 @@ def test_history_and_callback_order():
                                                                    "mean_absolute_error"]
 
 
+def test_fit_generator_with_validation_arrays_matches_evaluate():
+    x, y = _data(12)
+
+    class Batches(tf.keras.utils.Sequence):
+        def __init__(self):
+            self.ended = 0
+
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, index):
+            return x[index * 4:index * 4 + 4], y[index * 4:index * 4 + 4]
+
+        def on_epoch_end(self):
+            self.ended += 1
+
+    model = tf.keras.Sequential([L.Dense(1, input_shape=(3,))])
+    model.compile("sgd", "mse")
+    batches = Batches()
+    history = model.fit_generator(batches, epochs=2, verbose=0, validation_data=(x, y))
+    assert batches.ended == 2 and list(history.history) == ["loss", "val_loss"]
+    np.testing.assert_allclose(history.history["val_loss"][-1],
+                               model.evaluate(x, y, verbose=0), rtol=1e-6)
+    with pytest.raises(ValueError, match="only valid for a generator based on"):
+        model.fit_generator(iter([(x, y)]), verbose=0)
+    with pytest.raises(ValueError, match="must yield \\(x, y\\) tuples"):
+        model.fit_generator(iter([x]), steps_per_epoch=1, verbose=0)
+
+
 # ----------------------------------------------------------------- initializers
 @pytest.mark.parametrize("name, check", [
     ("glorot_uniform", lambda v: np.abs(v).max() <= np.sqrt(6.0 / (200 + 300))),
