@@ -33,15 +33,16 @@ _KERAS_KWARGS = ("input_shape", "batch_input_shape", "batch_size", "weights",
 
 
 class Node:
-    """One call of a layer: the tensors it took, the tensors it made, its keyword
+    """One call of a layer: the tensors it took, the tensors it made, its other
     arguments (so a model can replay the call on new inputs)."""
 
     def __init__(self, layer: "Layer", inputs: list, outputs: list, arguments: dict,
-                 single_input: bool):
+                 single_input: bool, positional: tuple = ()):
         self.layer = layer
         self.inputs = inputs
         self.outputs = outputs
         self.arguments = arguments
+        self.positional = positional
         self.single_input = single_input
 
     def parents(self) -> list:
@@ -177,7 +178,7 @@ class Layer(tf_layers_base.Layer):
                 outputs = _copy_passed_through(self.call(x, *args, **kwargs), x)
                 if self.activity_regularizer is not None:
                     self._regularize_activity(outputs)
-            self._record(graph, x, outputs, arguments)
+            self._record(graph, x, outputs, arguments, args)
             return outputs
 
     def _build_on(self, graph, x, first) -> None:
@@ -199,11 +200,12 @@ class Layer(tf_layers_base.Layer):
             for variable, value in zip(self.weights, initial, strict=True):
                 _set_initial_value(variable, value)
 
-    def _record(self, graph, inputs, outputs, arguments: dict) -> None:
+    def _record(self, graph, inputs, outputs, arguments: dict,
+                positional: tuple = ()) -> None:
         if self._call_takes_training and arguments.get("training") is K.learning_phase():
             del arguments["training"]  # a replay takes the learning phase afresh
         node = Node(self, flatten_tensors(inputs), flatten_tensors(outputs), arguments,
-                    single_input=not isinstance(inputs, list))
+                    single_input=not isinstance(inputs, list), positional=tuple(positional))
         self._inbound_nodes.append(node)
         history = K.graph_state(graph).history
         index = len(self._inbound_nodes) - 1

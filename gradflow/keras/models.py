@@ -220,7 +220,8 @@ class Model(Trainer, Layer):
             kwargs = dict(node.arguments)
             if training is not None and node.layer._call_takes_training:
                 kwargs["training"] = training
-            made = node.layer(args[0] if node.single_input else args, **kwargs)
+            made = node.layer(args[0] if node.single_input else args, *node.positional,
+                              **kwargs)
             for old, new in zip(node.outputs, flatten_tensors(made), strict=True):
                 mapping[id(old)] = new
         results = [mapping[id(t)] for t in self.outputs]

@@ -534,17 +534,19 @@ class Trainer:
                        reset_metrics: bool = True, return_dict: bool = False):
         """One update on one batch; returns the loss (and metrics) before the update."""
         for argument, value in (("sample_weight", sample_weight),
-                                ("class_weight", class_weight)):
+                                ("class_weight", class_weight),
+                                ("reset_metrics", None if reset_metrics else False)):
             if value is not None:
-                raise ValueError(f"train_on_batch: {argument} is not supported")
+                raise ValueError(f"train_on_batch: {argument}={value} is not supported")
         xs, ys = self._prepare(x, y)
         return self._batch_result(self._run("train", xs + ys, True), return_dict)
 
     def test_on_batch(self, x, y, sample_weight=None, reset_metrics: bool = True,
                       return_dict: bool = False):
         """The loss (and metrics) on one batch, in inference mode."""
-        if sample_weight is not None:
-            raise ValueError("test_on_batch: sample_weight is not supported")
+        if sample_weight is not None or not reset_metrics:
+            raise ValueError("test_on_batch: sample_weight and reset_metrics=False are not "
+                             "supported (metrics are per batch)")
         xs, ys = self._prepare(x, y)
         return self._batch_result(self._run("test", xs + ys, False), return_dict)
 

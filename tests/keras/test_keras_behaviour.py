@@ -85,6 +85,7 @@ def test_bad_functional_model_and_disconnected_graph():
     (lambda m, x, y: m.compile(tf.keras.optimizers.Adam(amsgrad=True), "mse"), "amsgrad"),
     (lambda m, x, y: m.compile(tf.keras.optimizers.SGD(clipnorm=1.0), "mse"), "clipnorm"),
     (lambda m, x, y: m.load_weights("w", by_name=True), "by_name"),
+    (lambda m, x, y: m.train_on_batch(x, y, reset_metrics=False), "reset_metrics"),
     (lambda m, x, y: m.fit(iter([(x, y)]), verbose=0), "`x` of type list_iterator"),
     (lambda m, x, y: m.predict(tf.data.Dataset.from_tensor_slices(x)), "`x` of type"),
 ])
@@ -219,6 +220,19 @@ def test_nested_model_as_a_layer():
     assert [layer.name for layer in outer.layers] == ["input_1", "sequential", "dense_1"]
     np.testing.assert_allclose(outer.predict(np.ones((2, 3), np.float32)), [[6.0], [6.0]])
     assert len(outer.weights) == 4
+
+
+def test_model_replays_positional_call_arguments():
+    class Scale(L.Layer):
+        def call(self, inputs, factor):
+            return inputs * factor
+
+    inputs = tf.keras.Input(shape=(2,))
+    model = tf.keras.Model(inputs, Scale()(inputs, 3.0))
+    fresh = tf.placeholder(tf.float32, [None, 2])
+    again = model(fresh)
+    np.testing.assert_allclose(K.get_session().run(again, {fresh: [[1.0, 2.0]]}),
+                               [[3.0, 6.0]])
 
 
 def test_layer_returning_its_input_makes_a_copy():
