@@ -390,6 +390,8 @@ class Sequential(Model):
 
 # ----------------------------------------------------------------------- summary
 def _shape_text(layer: Layer, model: Model) -> str:
+    if not model._nodes and not isinstance(model, Sequential):
+        return "multiple"  # a subclassed model: its layers are not a graph of nodes
     nodes = [n for n in layer._inbound_nodes if _node_in_model(n, model)]
     if len(layer._inbound_nodes) > 1 and len(nodes) != 1:
         return "multiple"
