@@ -344,22 +344,20 @@ class Sequential(Model):
             self._current = layer._inbound_nodes[0].outputs[0]
             self.inputs = [self._current]
             return
-        if self._current is None and not self._stack and layer._batch_input_shape is not None:
-            self._current = Input(batch_shape=layer._batch_input_shape,
-                                  dtype=layer.dtype or K.floatx(), name=f"{layer.name}_input")
-            self.inputs = [self._current]
+        current = self._current
+        with get_default_graph().atomic():  # a layer that fails to apply is not added
+            if current is None and not self._stack and layer._batch_input_shape is not None:
+                current = Input(batch_shape=layer._batch_input_shape,
+                                dtype=layer.dtype or K.floatx(), name=f"{layer.name}_input")
+            output = None if current is None else layer(current)
+            if isinstance(output, (list, tuple)):
+                raise ValueError("All layers in a Sequential model should have a single "
+                                 "output tensor. For multi-output layers, use the "
+                                 "functional API.")
         self._stack.append(layer)
-        if self._current is not None:
-            self._apply(layer)
-
-    def _apply(self, layer: Layer) -> None:
-        output = layer(self._current)
-        if isinstance(output, (list, tuple)):
-            raise ValueError("All layers in a Sequential model should have a single output "
-                             "tensor. For multi-output layers, use the functional API.")
-        self._current = output
-        self.outputs = [output]
-        self.built = True
+        if output is not None:
+            self.inputs = self.inputs or [current]
+            self._current, self.outputs, self.built = output, [output], True
 
     def pop(self) -> None:
         """Removes the last layer (the model's output becomes the one before)."""

@@ -204,6 +204,19 @@ def test_sequential_add_checks_layers():
         model.summary()
 
 
+def test_sequential_add_that_fails_changes_nothing():
+    model = tf.keras.Sequential([L.Dense(3, input_shape=(4,))])
+    graph = tf.get_default_graph()
+    before = _snapshot(graph)
+    with pytest.raises(ValueError, match="expected min_ndim=4"):
+        model.add(L.Conv2D(2, 3))
+    assert _snapshot(graph) == before and len(model.layers) == 1
+    first = tf.keras.Sequential()
+    with pytest.raises(ValueError, match="expected min_ndim=4"):
+        first.add(L.Conv2D(2, 3, input_shape=(5,)))
+    assert first.inputs == [] and first.layers == []
+
+
 def test_sequential_build_and_pop():
     model = tf.keras.Sequential([L.Dense(3), L.Dense(1)])
     model.build((None, 4))
