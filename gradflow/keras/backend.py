@@ -26,7 +26,9 @@ from gradflow.ops import math as math_ops
 from gradflow.ops import nn
 from gradflow.ops.control import group
 from gradflow.ops.functional import cond
-from gradflow.ops.state import Variable, is_variable_initialized
+from gradflow.ops import random as random_ops
+from gradflow.ops.state import (Variable, assign, assign_add, assign_sub,
+                                is_variable_initialized)
 from gradflow.autodiff.gradients import gradients as _gradients
 from gradflow.runtime.session import Session
 
@@ -41,6 +43,12 @@ __all__ = [
     "zeros", "ones", "zeros_like", "ones_like", "stop_gradient", "gradients", "argmax",
     "equal", "function", "in_train_phase", "is_keras_tensor", "name_scope",
     "categorical_crossentropy", "sparse_categorical_crossentropy", "binary_crossentropy",
+    "pow", "maximum", "minimum", "sign", "round", "softplus", "softsign", "elu",
+    "not_equal", "greater", "greater_equal", "less", "less_equal", "prod", "std", "var",
+    "any", "all", "permute_dimensions", "tile", "gather", "stack", "cumsum",
+    "l2_normalize", "one_hot", "arange", "switch", "repeat_elements", "bias_add",
+    "random_normal", "random_uniform", "dropout", "update", "update_add", "update_sub",
+    "count_params",
 ]
 
 _FLOATX = "float32"
@@ -347,6 +355,107 @@ stop_gradient = array.stop_gradient
 transpose = array.transpose
 reshape = array.reshape
 squeeze = array.squeeze
+
+
+pow = math_ops.pow
+maximum = math_ops.maximum
+minimum = math_ops.minimum
+sign = math_ops.sign
+round = math_ops.round
+softplus = math_ops.softplus
+softsign = math_ops.softsign
+elu = nn.elu
+not_equal = math_ops.not_equal
+greater = math_ops.greater
+greater_equal = math_ops.greater_equal
+less = math_ops.less
+less_equal = math_ops.less_equal
+prod = _axis_reduction(math_ops.reduce_prod)
+std = _axis_reduction(math_ops.reduce_std)
+var = _axis_reduction(math_ops.reduce_variance)
+any = _axis_reduction(math_ops.reduce_any)
+all = _axis_reduction(math_ops.reduce_all)
+permute_dimensions = array.transpose
+tile = array.tile
+gather = array.gather
+
+
+def stack(tensors: Sequence, axis: int = 0) -> Tensor:
+    return array.stack(list(tensors), axis=axis)
+
+
+def cumsum(x, axis: int = 0) -> Tensor:
+    return math_ops.cumsum(x, axis=axis)
+
+
+def l2_normalize(x, axis=None) -> Tensor:
+    return nn.l2_normalize(x, axis=axis)
+
+
+def one_hot(indices, num_classes: int) -> Tensor:
+    return array.one_hot(indices, depth=num_classes, axis=-1)
+
+
+def arange(start, stop=None, step=1, dtype: str = "int32") -> Tensor:
+    """``start``, ``start + step``... below ``stop`` (``arange(n)`` counts from 0)."""
+    if stop is None:
+        start, stop = 0, start
+    return math_ops.cast(math_ops.range(start, limit=stop, delta=step), dtypes.as_dtype(dtype))
+
+
+def switch(condition, then_expression, else_expression):
+    """``then_expression`` where ``condition`` holds, else ``else_expression`` (a scalar
+    condition picks with ``cond``)."""
+    condition = convert_to_tensor(condition)
+    if condition.shape.ndims == 0:
+        pick_then = then_expression if callable(then_expression) else (lambda: then_expression)
+        pick_else = else_expression if callable(else_expression) else (lambda: else_expression)
+        return cond(condition, pick_then, pick_else)
+    return math_ops.where(condition, then_expression, else_expression)
+
+
+def repeat_elements(x, rep: int, axis: int) -> Tensor:
+    """Each slice along ``axis`` repeated ``rep`` times in place."""
+    x = convert_to_tensor(x)
+    pieces = array.split(x, x.shape.as_list()[axis], axis=axis)
+    return array.concat([p for p in pieces for _ in range(rep)], axis)
+
+
+def bias_add(x, bias, data_format: Optional[str] = None) -> Tensor:
+    return nn.bias_add(x, bias, data_format="NCHW" if data_format == "channels_first"
+                       else None)
+
+
+def random_normal(shape_, mean: float = 0.0, stddev: float = 1.0, dtype=None,
+                  seed: Optional[int] = None) -> Tensor:
+    return random_ops.random_normal(shape_, mean=mean, stddev=stddev,
+                                    dtype=dtypes.as_dtype(dtype or floatx()), seed=seed)
+
+
+def random_uniform(shape_, minval: float = 0.0, maxval: float = 1.0, dtype=None,
+                   seed: Optional[int] = None) -> Tensor:
+    return random_ops.random_uniform(shape_, minval=minval, maxval=maxval,
+                                     dtype=dtypes.as_dtype(dtype or floatx()), seed=seed)
+
+
+def dropout(x, level: float, noise_shape=None, seed: Optional[int] = None) -> Tensor:
+    return nn.dropout(x, rate=level, noise_shape=noise_shape, seed=seed)
+
+
+def update(x: Variable, new_x) -> Tensor:
+    return assign(x, new_x)
+
+
+def update_add(x: Variable, increment) -> Tensor:
+    return assign_add(x, increment)
+
+
+def update_sub(x: Variable, decrement) -> Tensor:
+    return assign_sub(x, decrement)
+
+
+def count_params(x) -> int:
+    return int(np.prod(int_shape(x)))
 
 
 def softmax(x, axis: int = -1) -> Tensor:

@@ -170,6 +170,22 @@ def test_in_train_phase_selects_with_the_learning_phase():
     assert K.in_train_phase(3, 4, training=1) == 3
 
 
+def test_backend_random_helpers():
+    session = K.get_session()
+    uniform = session.run(K.random_uniform((400,), -2.0, 3.0, seed=1))
+    normal = session.run(K.random_normal((2000,), mean=1.0, stddev=0.5, seed=2))
+    dropped = session.run(K.dropout(tf.ones([1000]), 0.25, seed=3))
+    assert uniform.min() >= -2.0 and uniform.max() < 3.0 and abs(uniform.mean() - 0.5) < 0.3
+    assert abs(normal.mean() - 1.0) < 0.05 and abs(normal.std() - 0.5) < 0.05
+    assert abs((dropped == 0).mean() - 0.25) < 0.06
+    np.testing.assert_allclose(dropped[dropped != 0], 1 / 0.75, rtol=1e-6)
+    counter = K.variable([5.0, 5.0])
+    session = K.get_session()
+    session.run(K.update_sub(counter, [1.0, 2.0]))
+    session.run(K.update(counter, K.get_value(counter) * 2))
+    np.testing.assert_allclose(K.get_value(counter), [8.0, 6.0])
+
+
 # ---------------------------------------------------------------- layers and models
 def test_compute_output_shape_leaves_the_layer_unbuilt():
     dense = L.Dense(4)
