@@ -62,6 +62,12 @@ def _then(batches: Iterator[list], after: Callable) -> Iterator[list]:
     after()
 
 
+def _scalars(values: list):
+    """``evaluate``'s result as keras gives it: one float32, or a list of them."""
+    values = [np.float32(v) for v in values]
+    return values[0] if len(values) == 1 else values
+
+
 def _print_epoch(verbose: int, epoch: int, epochs: int, count: int, logs: dict,
                  seconds: float) -> None:
     """keras's end-of-epoch line: a full progress bar (verbose 1) or the one-line
@@ -479,7 +485,7 @@ class Trainer:
                              "supported")
         count = self._steps(generator, steps, "steps")
         values = self._loop("test", self._generated(generator, count, "evaluate_generator"))
-        return values[0] if len(values) == 1 else values
+        return _scalars(values)
 
     def predict_generator(self, generator, steps: Optional[int] = None, callbacks=None,
                           max_queue_size: int = 10, workers: int = 1,
@@ -508,7 +514,7 @@ class Trainer:
         xs, ys = self._prepare(x, y)
         values = self._loop("test", _slices(xs + ys, np.arange(len(xs[0])),
                                             32 if batch_size is None else int(batch_size)))
-        return values[0] if len(values) == 1 else values
+        return _scalars(values)
 
     def predict(self, x, batch_size: Optional[int] = None, verbose: int = 0, steps=None,
                 callbacks=None, **kwargs: Any):
