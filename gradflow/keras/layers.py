@@ -14,6 +14,7 @@ from gradflow.framework.tensor_shape import TensorShape
 from gradflow.keras import activations, constraints, initializers, regularizers
 from gradflow.keras.engine import Input, InputLayer, Layer
 from gradflow.keras.recurrent import GRU, LSTM, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
+from gradflow.keras.wrappers import Bidirectional, TimeDistributed
 from gradflow.layers import convolutional as tf_conv
 from gradflow.layers import core as tf_core
 from gradflow.layers import normalization as tf_norm
@@ -30,7 +31,7 @@ __all__ = ["Layer", "InputLayer", "Input", "Dense", "Activation", "Dropout", "Fl
            "GlobalAveragePooling1D", "GlobalMaxPooling1D", "GlobalAveragePooling2D",
            "GlobalMaxPooling2D", "UpSampling2D", "ZeroPadding2D", "LeakyReLU", "ReLU",
            "Softmax", "Permute", "RepeatVector", "SimpleRNN", "LSTM", "GRU", "SimpleRNNCell",
-           "LSTMCell", "GRUCell",
+           "LSTMCell", "GRUCell", "TimeDistributed", "Bidirectional",
            "BatchNormalization", "Embedding", "Concatenate", "Add", "Subtract", "Multiply",
            "Average", "Maximum", "Minimum", "Lambda", "concatenate", "add", "subtract",
            "multiply", "average", "maximum", "minimum"]

@@ -181,6 +181,10 @@ class _RNN(Layer):
             layer_kwargs["input_shape"] = (None, layer_kwargs.pop("input_dim"))
         layer_kwargs.pop("input_dim", None)
         super().__init__(**layer_kwargs)
+        # what makes a twin of this layer (Bidirectional's backward half)
+        self.cell_arguments = dict(kwargs, units=units, return_sequences=return_sequences,
+                                   return_state=return_state, go_backwards=go_backwards,
+                                   unroll=unroll)
         # the cell's scope is its class name, the same in every layer (lstm/lstm_cell/)
         self.cell = self.cell_class(units, name=to_snake_case(self.cell_class.__name__),
                                     **kwargs)

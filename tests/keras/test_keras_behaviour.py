@@ -97,6 +97,10 @@ def test_unsupported_arguments_raise_value_error_naming_them(call, argument):
 
 
 @pytest.mark.parametrize("make, argument", [
+    (lambda: L.Bidirectional(L.Dense(2)), "recurrent layer"),
+    (lambda: L.Bidirectional(L.LSTM(2), merge_mode="max"), "Invalid merge mode"),
+    (lambda: L.LSTM(2, stateful=True), "stateful"),
+    (lambda: L.GRU(2, dropout=0.5), "dropout"),
     (lambda: L.Embedding(5, 2, mask_zero=True), "mask_zero"),
     (lambda: L.BatchNormalization(renorm=True), "renorm"),
     (lambda: L.Lambda(lambda t: t, mask=lambda t, m: m), "mask"),
