@@ -191,7 +191,6 @@ class Layer(tf_layers_base.Layer):
         self.built = True
         if self._initial_weights is not None:
             initial = self._initial_weights
-            self._initial_weights = None
             if len(initial) != len(self.weights):
                 raise ValueError(f"You called `set_weights(weights)` on layer "
                                  f"\"{self.name}\" with a weight list of length "
@@ -199,6 +198,7 @@ class Layer(tf_layers_base.Layer):
                                  f"{len(self.weights)} weights.")
             for variable, value in zip(self.weights, initial, strict=True):
                 _set_initial_value(variable, value)
+            self._initial_weights = None
 
     def _record(self, graph, inputs, outputs, arguments: dict,
                 positional: tuple = ()) -> None:

@@ -39,7 +39,7 @@ def _flat_metrics(metrics) -> list:
     if metrics is None:
         return []
     if isinstance(metrics, dict):
-        return [m for value in metrics.values()
+        return [m for value in metrics.values() if value is not None
                 for m in (value if isinstance(value, (list, tuple)) else [value])]
     return list(metrics)
 
@@ -120,7 +120,11 @@ class Trainer:
         self._train_function = self._test_function = self._predict_function = None
         self.targets: list = []
         if self.outputs:
-            self._compile_graph()
+            try:
+                self._compile_graph()
+            except Exception:  # the graph is rolled back: so is the compilation
+                self.optimizer, self._compiled, self.targets = None, False, []
+                raise
 
     def _per_output(self, value, what: str) -> list:
         """``value`` (one for all, a list, or a dict by output layer name) per output."""
@@ -173,6 +177,7 @@ class Trainer:
         with graph.name_scope("metrics"):
             for output, target, name, specs, (_, base) in zip(
                     self.outputs, self.targets, names, metric_lists, loss_fns, strict=True):
+                specs = [] if specs is None else specs
                 for spec in specs if isinstance(specs, (list, tuple)) else [specs]:
                     label, fn = metrics_module.resolve(spec, base, output.shape.as_list()
                                                        if output.shape.ndims else None)

@@ -66,6 +66,20 @@ def test_bad_compile_leaves_model_uncompiled():
         model.fit(*_data(), verbose=0)
 
 
+def test_compile_failing_while_building_the_loss_leaves_model_uncompiled():
+    def broken_loss(y_true, y_pred):
+        raise ValueError("loss failed on purpose")
+
+    model = tf.keras.Sequential([L.Dense(1, input_shape=(3,))])
+    graph = tf.get_default_graph()
+    before = _snapshot(graph)
+    with pytest.raises(ValueError, match="on purpose"):
+        model.compile("sgd", broken_loss)
+    assert _snapshot(graph) == before and model.optimizer is None and model.targets == []
+    model.compile("sgd", "mse", metrics={"dense": None})
+    assert model.metrics_names == ["loss"]
+
+
 def test_bad_functional_model_and_disconnected_graph():
     a, b = tf.keras.Input(shape=(3,)), tf.keras.Input(shape=(3,))
     out = L.Add()([L.Dense(3)(a), b])
