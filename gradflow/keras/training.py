@@ -114,7 +114,7 @@ class Trainer:
                 metrics_module.get(identifier)
         self.optimizer = optimizers.get(optimizer)
         self.loss = loss
-        self._metric_specs = list(metrics or [])
+        self._metric_specs = metrics if isinstance(metrics, dict) else list(metrics or [])
         self._loss_weights = loss_weights
         self._compiled = True
         self._train_function = self._test_function = self._predict_function = None
