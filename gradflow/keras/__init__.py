@@ -4,7 +4,7 @@ from gradflow.keras import (activations, backend, callbacks, constraints,  # noq
                             initializers, layers, losses, metrics, models, optimizers,
                             regularizers, utils)
 from gradflow.keras.engine import Input  # noqa: F401
-from gradflow.keras.models import Model, Sequential  # noqa: F401
+from gradflow.keras.network import Model, Sequential  # noqa: F401
 
 __all__ = ["activations", "backend", "callbacks", "constraints", "initializers", "layers",
            "losses", "metrics", "models", "optimizers", "regularizers", "utils", "Input",

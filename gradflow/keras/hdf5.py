@@ -14,9 +14,19 @@ import numpy as np
 
 from gradflow.keras import backend as K
 
-__all__ = ["save_weights", "load_weights"]
+__all__ = ["save_weights", "load_weights", "load_group", "h5py_module", "texts"]
 
 _FORMAT_VERSION = "2.21.0"  # the tf_keras release whose layout this follows
+
+
+def h5py_module(what: str) -> Any:
+    """h5py, or an ImportError saying ``what`` needs it."""
+    return _h5py(what)
+
+
+def texts(values) -> list:
+    """HDF5 string attributes (bytes or str) as str."""
+    return _texts(values)
 
 
 def _h5py(what: str) -> Any:
@@ -57,11 +67,17 @@ def load_weights(model, filepath: str) -> None:
     """Loads ``filepath``'s weights into the layers with weights, in order."""
     h5py = _h5py("load_weights")
     with h5py.File(filepath, "r") as f:
-        saved = []
-        for name in _texts(f.attrs["layer_names"]):
-            names = _texts(f[name].attrs["weight_names"])
-            if names:
-                saved.append([np.asarray(f[name][n]) for n in names])
+        load_group(model, f)
+
+
+def load_group(model, group) -> None:
+    """Loads the weights an HDF5 group holds in keras's layout (a weights file's root,
+    or a saved model's ``model_weights``) into the layers with weights, in order."""
+    saved = []
+    for name in _texts(group.attrs["layer_names"]):
+        names = _texts(group[name].attrs["weight_names"])
+        if names:
+            saved.append([np.asarray(group[name][n]) for n in names])
     layers = [layer for layer in model.layers if layer.weights]
     if len(saved) != len(layers):
         raise ValueError(f"Layer count mismatch when loading weights from file. Model "

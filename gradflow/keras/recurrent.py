@@ -36,6 +36,9 @@ class _Cell(Layer):
         for argument in _REFUSED:
             if kwargs.pop(argument, 0.0):
                 raise ValueError(f"{type(self).__name__}: {argument} is not supported")
+        # keras's implementation 1 or 2 only orders the same arithmetic differently
+        if kwargs.pop("implementation", 1) not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: implementation must be 1 or 2")
         if int(units) <= 0:
             raise ValueError("Received an invalid value for argument `units`, expected a "
                              f"positive integer, got {units}.")

@@ -51,3 +51,27 @@ def test_mismatched_architecture_is_refused(tmp_path):
                                  tf.keras.layers.Dense(1)])
     with pytest.raises(ValueError, match="Shape mismatch in layer dense_1"):
         other.load_weights(str(FIXTURES / "keras_weights.h5"))
+
+
+@pytest.mark.parametrize("key", ["cnn", "functional"])
+def test_loads_a_whole_model_tf_keras_saved(key):
+    """Summary, predictions and further training of a model tf.keras saved (a
+    batch-norm CNN with Adam; a two-input Embedding-Bidirectional(LSTM) model with
+    RMSprop) match what tf.keras does with it once loaded."""
+    tf.keras.backend.clear_session()
+    got = keras_cases.use_saved_model(tf, FIXTURES / f"keras_model_{key}.h5", key)
+    want = load_json("keras")["saved_models"][key]
+    assert got["summary"] == want["summary"] and got["weights"] == want["weights"]
+    assert got["metrics_names"] == want["metrics_names"]
+    np.testing.assert_allclose(got["predict"], want["predict"], rtol=2e-5, atol=2e-6)
+    for name, values in want["history"].items():
+        np.testing.assert_allclose(got["history"][name], values, rtol=1e-4, atol=1e-6)
+
+
+def test_load_model_refusals(tmp_path):
+    with pytest.raises(ValueError, match="SavedModel directory"):
+        tf.keras.models.load_model(str(tmp_path))
+    path = tmp_path / "weights_only.h5"
+    tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))]).save_weights(str(path))
+    with pytest.raises(ValueError, match="No model config found"):
+        tf.keras.models.load_model(str(path))
