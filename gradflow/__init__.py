@@ -54,6 +54,7 @@ from gradflow import linalg, math, nn, tools, train  # noqa: F401,E402
 # The TF1 API floor: built on the engine above, handed on here.
 from gradflow.variables import *  # noqa: F401,F403,E402
 from gradflow import layers, losses, metrics  # noqa: F401,E402
+from gradflow import keras  # noqa: F401,E402
 
 newaxis = None
 
