@@ -53,13 +53,13 @@ def no_gradient_in_tf(op_type: str) -> None:
 
 
 # ------------------------------------------------------------------- dtype conversion
-def _saturate_cast(image: Tensor, dtype: dtypes.DType) -> Tensor:
+def _saturate_cast(image: Tensor, dtype: dtypes.DType, name: str) -> Tensor:
     """Clips ``image`` to ``dtype``'s range before casting (TF's saturate_cast)."""
     low, high = max(image.dtype.min, dtype.min), min(image.dtype.max, dtype.max)
     if image.dtype.min < dtype.min or image.dtype.max > dtype.max:
         image = clip_by_value(image, np.array(low, image.dtype.as_numpy_dtype),
                               np.array(high, image.dtype.as_numpy_dtype))
-    return cast(image, dtype)
+    return cast(image, dtype, name=name)
 
 
 def convert_image_dtype(image, dtype, saturate: bool = False,
@@ -82,7 +82,7 @@ def convert_image_dtype(image, dtype, saturate: bool = False,
                 if scale_in > scale_out:
                     scaled = floordiv(image, np.array((scale_in + 1) // (scale_out + 1),
                                                       image.dtype.as_numpy_dtype))
-                    return _saturate_cast(scaled, dtype) if saturate else \
+                    return _saturate_cast(scaled, dtype, scope) if saturate else \
                         cast(scaled, dtype, name=scope)
                 return multiply(cast(image, dtype),
                                 np.array((scale_out + 1) // (scale_in + 1), dtype.as_numpy_dtype),
@@ -92,7 +92,8 @@ def convert_image_dtype(image, dtype, saturate: bool = False,
             if image.dtype.is_integer:
                 return multiply(cast(image, dtype), 1.0 / image.dtype.max, name=scope)
             scaled = multiply(image, dtype.max + 0.5)
-            return _saturate_cast(scaled, dtype) if saturate else cast(scaled, dtype, name=scope)
+            return _saturate_cast(scaled, dtype, scope) if saturate else \
+                cast(scaled, dtype, name=scope)
 
 
 # ---------------------------------------------------------------------- colour spaces

@@ -127,10 +127,10 @@ def rot90(image, k=1, name: Optional[str] = None) -> Tensor:
 
 def transpose_image(image, name: Optional[str] = None) -> Tensor:
     """Swaps the height and width of ``image`` (3-D or 4-D)."""
-    with op_scope(name, "transpose", [image]) as scope:
+    with op_scope(name, "transpose", [image]):
         image = check_image(image)
         perm = [0, 2, 1, 3] if image.shape.ndims == 4 else [1, 0, 2]
-        return transpose(image, perm, name=scope)
+        return transpose(image, perm)
 
 
 def random_crop(value, size, seed: Optional[int] = None, name: Optional[str] = None
@@ -279,7 +279,7 @@ def _iou(box: np.ndarray, others: np.ndarray) -> np.ndarray:
     oy1, ox1, oy2, ox2 = extent(others)
     inter = np.clip(np.minimum(y2, oy2) - np.maximum(y1, oy1), 0, None) * \
         np.clip(np.minimum(x2, ox2) - np.maximum(x1, ox1), 0, None)
-    union = (y2 - y1) * (x2 - x1) + (oy2 - oy1) * (ox2 - ox1) - inter
+    union = (y2 - y1) * (x2 - x1) + (oy2 - oy1) * (ox2 - ox1) - inter  # float32, as TF
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(union > 0, inter / union, 0.0)
 
@@ -299,11 +299,12 @@ def _suppress(boxes, scores, max_output_size, iou_threshold, score_threshold):
     order = np.argsort(-scores.astype(np.float64), kind="stable")
     order = order[scores[order] > score_threshold]
     kept: list[int] = []
-    boxes = boxes.astype(np.float64)
+    boxes = boxes.astype(np.float32)
+    threshold = np.float32(iou_threshold)
     for index in order:
         if len(kept) >= int(max_output_size):
             break
-        if not kept or np.all(_iou(boxes[index], boxes[kept]) <= iou_threshold):
+        if not kept or np.all(_iou(boxes[index], boxes[kept]) <= threshold):
             kept.append(int(index))
     return np.array(kept, np.int32)
 

@@ -564,6 +564,8 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
         images, was_batch = _batched(images)
         _, height, width, _ = image_dimensions(images)
         try:
+            if not isinstance(size, Tensor) and np.asarray(size).dtype.kind not in "iu":
+                raise TypeError("size")
             size = convert_to_tensor(size, dtype=dtypes.int32, name="size")
         except (TypeError, ValueError):
             raise ValueError("'size' must be a 1-D int32 Tensor") from None
@@ -615,16 +617,19 @@ def resize_image_with_pad(image, target_height: int, target_width: int,
 def _crop_samples(boxes: np.ndarray, crop: int, size: int, lo: int, hi: int):
     """Sample positions [B, crop] along one axis (box corners ``lo``/``hi`` are columns
     of ``boxes``) and d(position)/d(corner) for each corner."""
-    start, stop = boxes[:, lo].astype(np.float64), boxes[:, hi].astype(np.float64)
-    span = size - 1
-    if crop > 1:
-        t = np.arange(crop) / (crop - 1)
-        where = (start[:, None] * (1 - t) + stop[:, None] * t) * span
-        d_start, d_stop = np.broadcast_to((1 - t) * span, where.shape), \
-            np.broadcast_to(t * span, where.shape)
+    start, stop = boxes[:, lo].astype(np.float32), boxes[:, hi].astype(np.float32)
+    span = np.float32(size - 1)
+    if crop > 1:  # float32 in TF's order, so samples on a pixel centre round as TF's do
+        t = np.arange(crop, dtype=np.float32)
+        step = (stop - start) * span / np.float32(crop - 1)
+        where = start[:, None] * span + t[None, :] * step[:, None]
+        frac = (t / np.float32(crop - 1)).astype(np.float64)
+        d_start = np.broadcast_to((1 - frac) * span, where.shape)
+        d_stop = np.broadcast_to(frac * span, where.shape)
     else:
-        where = (0.5 * (start + stop) * span)[:, None]
+        where = (np.float32(0.5) * (start + stop) * span)[:, None]
         d_start = d_stop = np.full(where.shape, 0.5 * span)
+    where = where.astype(np.float64)
     inside = (where >= 0) & (where <= span)
     return where, inside, d_start, d_stop
 
