@@ -17,7 +17,7 @@ from gradflow.framework.graph import Tensor, op_scope
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.ops.array import expand_dims, identity, ones_like, tile
 from gradflow.ops.common import FLOATING, apply_op, check_dtype_in
-from gradflow.ops.image_resize import atomic, check_image
+from gradflow.ops.image_resize import atomic, check_image, no_gradient_in_tf
 from gradflow.ops.linalg import tensordot
 from gradflow.ops.math import (clip_by_value, equal, greater, logical_and, logical_not,
                                logical_or, pow as pow_op, reduce_mean, reduce_prod, reduce_std,
@@ -30,7 +30,7 @@ __all__ = ["convert_image_dtype", "rgb_to_grayscale", "grayscale_to_rgb", "rgb_t
            "hsv_to_rgb", "rgb_to_yiq", "yiq_to_rgb", "rgb_to_yuv", "yuv_to_rgb",
            "adjust_brightness", "adjust_contrast", "adjust_saturation", "adjust_hue",
            "adjust_gamma", "per_image_standardization", "random_brightness",
-           "random_contrast", "random_saturation", "random_hue", "no_gradient_in_tf"]
+           "random_contrast", "random_saturation", "random_hue"]
 
 _TO_YIQ = np.array([[0.299, 0.59590059, 0.2115], [0.587, -0.27455667, -0.52273617],
                     [0.114, -0.32134392, 0.31119955]], np.float32)
@@ -41,15 +41,6 @@ _TO_YUV = np.array([[0.299, -0.14714119, 0.61497538], [0.587, -0.28886916, -0.51
 _FROM_YUV = np.array([[1, 1, 1], [0, -0.394642334, 2.03206185],
                       [1.13988303, -0.58062185, 0]], np.float32)
 _GRAY = np.array([0.2989, 0.5870, 0.1140], np.float32)
-
-
-def no_gradient_in_tf(op_type: str) -> None:
-    """Registers a rule raising TF's LookupError: TF defines no gradient for ``op_type``."""
-    def rule(op, *grads):
-        raise LookupError(f"No gradient defined for operation'{op.name}' (op type: "
-                          f"{op.type}). If you want to pretend this operation is a constant "
-                          "in your program, you may insert `tf.stop_gradient`.")
-    RegisterGradient(op_type)(rule)
 
 
 # ------------------------------------------------------------------- dtype conversion

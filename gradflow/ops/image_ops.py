@@ -23,8 +23,8 @@ from gradflow.ops.array import (concat, pad, reverse, slice as slice_op,
                                 transpose, unsorted_segment_sum)
 from gradflow.ops.common import REAL_NUMERIC, apply_op, check_dtype_in, static_ints
 from gradflow.ops.functional import cond
-from gradflow.ops.image_color import convert_image_dtype, no_gradient_in_tf
-from gradflow.ops.image_resize import atomic, check_image, image_dimensions
+from gradflow.ops.image_color import convert_image_dtype
+from gradflow.ops.image_resize import atomic, check_image, image_dimensions, no_gradient_in_tf
 from gradflow.ops.math import (abs as abs_op, floormod, less, log, reduce_mean,
                                reduce_sum, round as round_op, squared_difference)
 from gradflow.ops.nn import depthwise_conv2d

@@ -28,7 +28,7 @@ __all__ = ["ResizeMethod", "resize_images", "resize", "resize_bilinear",
            "resize_nearest_neighbor", "resize_bicubic", "resize_area", "crop_and_resize",
            "crop_to_bounding_box", "pad_to_bounding_box", "resize_image_with_crop_or_pad",
            "resize_with_crop_or_pad", "resize_image_with_pad", "central_crop",
-           "image_dimensions", "check_image", "atomic"]
+           "image_dimensions", "check_image", "atomic", "no_gradient_in_tf"]
 
 _RESIZE_TYPES = (dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32,
                  dtypes.int64, dtypes.float16, dtypes.bfloat16, dtypes.float32,
@@ -143,6 +143,15 @@ def _weights(method: str, in_size: int, out_size: int, align_corners: bool,
     return _area_weights(in_size, out_size, align_corners)
 
 
+def no_gradient_in_tf(op_type: str) -> None:
+    """Registers a rule raising TF's LookupError: TF defines no gradient for ``op_type``."""
+    def rule(op, *grads):
+        raise LookupError(f"No gradient defined for operation'{op.name}' (op type: "
+                          f"{op.type}). If you want to pretend this operation is a constant "
+                          "in your program, you may insert `tf.stop_gradient`.")
+    RegisterGradient(op_type)(rule)
+
+
 # --------------------------------------------------------------------------- kernels
 def _check_size(size: np.ndarray) -> tuple[int, int]:
     height, width = (int(v) for v in np.asarray(size).reshape(-1))
@@ -251,8 +260,7 @@ define_op("ResizeNearestNeighbor", infer=_infer_resize(None), kernel=_nearest_ke
 define_op("ResizeBilinearGrad", infer=_infer_grad, kernel=_linear_grad_kernel("bilinear"))
 define_op("ResizeBicubicGrad", infer=_infer_grad, kernel=_linear_grad_kernel("bicubic"))
 define_op("ResizeNearestNeighborGrad", infer=_infer_nearest_grad, kernel=_nearest_grad_kernel)
-# TF registers no gradient for ResizeArea; gradflow says so explicitly.
-NotDifferentiable("ResizeArea")
+no_gradient_in_tf("ResizeArea")
 
 
 def _flags(op) -> dict:
