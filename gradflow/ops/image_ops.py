@@ -750,7 +750,7 @@ def _encode_png_kernel(image, *, compression):
             raise errors.InvalidArgumentError(
                 None, None, "encode_png: gradflow (Pillow) writes 16-bit PNGs with one "
                             "channel only")
-        picture = pil.fromarray(image[:, :, 0].astype(">u2").astype(np.uint16), "I;16")
+        picture = pil.fromarray(np.ascontiguousarray(image[:, :, 0]))  # mode I;16
     else:
         data = image[:, :, 0] if image.shape[2] == 1 else image
         picture = pil.fromarray(np.ascontiguousarray(data), _MODES[image.shape[2]])

@@ -402,6 +402,7 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
                 raise ValueError(f"{what} must be >= target + offset.")
         cropped = slice_op(image, _vector([0, *offsets, 0], "stack"),
                            _vector([-1, *targets, -1], "stack_1"))
+        _set_known(cropped, image, targets)
         return _unbatched(cropped, was_batch)
 
 
@@ -430,7 +431,16 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
         _check_nonnegative(after[0], "height must be <= target - offset")
         paddings = _vector([0, 0, offsets[0], after[0], offsets[1], after[1], 0, 0], "stack")
         padded = pad(image, _reshape_pairs(paddings))
+        _set_known(padded, image, targets)
         return _unbatched(padded, was_batch)
+
+
+def _set_known(result: Tensor, image: Tensor, targets: list) -> None:
+    """States the result's static shape: the batch and depth of ``image``, and the target
+    height and width where they are Python ints (as TF does)."""
+    dims = image.shape.as_tuple()
+    result.set_shape(TensorShape([dims[0], *(t if _static(t) else None for t in targets),
+                                  dims[3]]))
 
 
 def _reshape_pairs(paddings: Tensor) -> Tensor:

@@ -1,0 +1,168 @@
+"""tf.image beyond value parity: the namespace against TF's, atomic failure, dynamic
+shapes, encoding round trips, and what gradflow refuses to fake."""
+import numpy as np
+import pytest
+
+import gradflow as gf
+from tf_fixtures import load_json
+
+# TF names gradflow leaves out (docs/image.md says why): decoders that belong to tf.io's
+# rework, JPEG-quality distortions, and the rarer detection ops.
+NOT_PROVIDED = {"adjust_jpeg_quality", "combined_non_max_suppression", "decode_and_crop_jpeg",
+                "decode_bmp", "decode_gif", "decode_jxl", "decode_webp", "extract_glimpse",
+                "extract_jpeg_shape", "generate_bounding_box_proposals", "is_jpeg",
+                "non_max_suppression_overlaps", "random_jpeg_quality", "ssim_multiscale"}
+IMAGE = np.random.default_rng(5).random((5, 6, 3)).astype(np.float32)
+
+
+def test_namespace_matches_tf_but_the_documented_gaps():
+    tf_names = set(load_json("image")["names"])
+    ours = {n for n in dir(gf.image) if not n.startswith("_")}
+    assert tf_names - ours == NOT_PROVIDED
+    assert gf.image.ResizeMethod.BICUBIC == 2 and gf.image.resize is gf.image.resize_images
+
+
+class Inputs:
+    """The tensors the bad calls take, made before the snapshot."""
+
+    def __init__(self):
+        self.image = gf.constant(IMAGE, name="x")
+        self.batch = gf.expand_dims(self.image, 0)
+        self.ints = gf.cast(self.image, gf.int32)
+        self.u8 = gf.cast(self.image, gf.uint8)
+
+
+BAD_CALLS = {
+    "resize method": (ValueError, lambda x: gf.image.resize_images(x.image, [3, 3], method=7)),
+    "resize v2 method": (ValueError, lambda x: gf.image.resize_images(x.image, [3, 3],
+                                                                      method="lanczos3")),
+    "crop too big": (ValueError, lambda x: gf.image.crop_to_bounding_box(x.image, 1, 1, 5, 5)),
+    "pad too small": (ValueError, lambda x: gf.image.pad_to_bounding_box(x.image, 1, 1, 5, 5)),
+    "crop or pad": (ValueError, lambda x: gf.image.resize_image_with_crop_or_pad(x.image, 4, 0)),
+    "central fraction": (ValueError, lambda x: gf.image.central_crop(x.image, 0.0)),
+    "contrast range": (ValueError, lambda x: gf.image.random_contrast(x.image, 2.0, 1.0)),
+    "gamma": (ValueError, lambda x: gf.image.adjust_gamma(x.image, -2.0)),
+    "convert dtype": (AttributeError, lambda x: gf.image.convert_image_dtype(x.image, gf.string)),
+    "hsv of ints": (TypeError, lambda x: gf.image.rgb_to_hsv(x.ints)),
+    "patches padding": (ValueError, lambda x: gf.image.extract_patches(
+        x.batch, [1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "FULL")),
+    "patches too big": (ValueError, lambda x: gf.image.extract_patches(
+        x.batch, [1, 9, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID")),
+    "rot90 k": (TypeError, lambda x: gf.image.rot90(x.image, 1.5)),
+    "soft nms": (ValueError, lambda x: gf.image.non_max_suppression_with_scores(
+        [[0, 0, 1, 1.0]], [1.0], 1, soft_nms_sigma=0.5)),
+    "jpeg density": (ValueError, lambda x: gf.image.encode_jpeg(
+        x.u8, density_unit="cm")),
+    "grayscale channels": (ValueError, lambda x: gf.image.grayscale_to_rgb(x.image)),
+    "crop_and_resize method": (ValueError, lambda x: gf.image.crop_and_resize(
+        x.batch, [[0, 0, 1, 1.0]], [0], [2, 2], method="bicubic")),
+    "resize flags": (ValueError, lambda x: gf.image.resize_bilinear(
+        x.batch, [2, 2], align_corners=True, half_pixel_centers=True)),
+    "batched padded nms": (ValueError, lambda x: gf.image.non_max_suppression_padded(
+        np.zeros((2, 3, 4), np.float32), np.zeros((2, 3), np.float32), 2)),
+}
+
+
+def _collections(graph) -> dict:
+    return {key: list(graph.get_collection(key)) for key in graph.get_all_collection_keys()}
+
+
+@pytest.mark.parametrize("key", sorted(BAD_CALLS))
+def test_bad_calls_raise_and_leave_the_graph_untouched(key):
+    error, call = BAD_CALLS[key]
+    graph = gf.Graph()
+    with graph.as_default():
+        x = Inputs()
+        gf.add_to_collection("things", x.image)
+        before = [op.name for op in graph.get_operations()]
+        collections = _collections(graph)
+        with pytest.raises(error):
+            call(x)
+        assert [op.name for op in graph.get_operations()] == before
+        assert _collections(graph) == collections
+        # the names a retry would take are free again
+        assert gf.image.flip_left_right(x.image).op.name == "flip_left_right/ReverseV2"
+
+
+def test_crops_and_pads_of_images_of_unknown_size():
+    with gf.Graph().as_default():
+        x = gf.placeholder(gf.float32, [None, None, 3])
+        outputs = [gf.image.resize_image_with_crop_or_pad(x, 4, 8),
+                   gf.image.central_crop(x, 0.5),
+                   gf.image.crop_to_bounding_box(x, 1, 2, 3, 3),
+                   gf.image.pad_to_bounding_box(x, 1, 2, 9, 9),
+                   gf.image.resize_images(x, [12, 8], preserve_aspect_ratio=True)]
+        assert outputs[0].shape.as_list() == [4, 8, 3]
+        with gf.Session() as session:
+            got = session.run(outputs, {x: IMAGE})
+    with gf.Graph().as_default():
+        y = gf.constant(IMAGE)
+        static = [gf.image.resize_image_with_crop_or_pad(y, 4, 8), gf.image.central_crop(y, 0.5),
+                  gf.image.crop_to_bounding_box(y, 1, 2, 3, 3),
+                  gf.image.pad_to_bounding_box(y, 1, 2, 9, 9),
+                  gf.image.resize_images(y, [12, 8], preserve_aspect_ratio=True)]
+        with gf.Session() as session:
+            want = session.run(static)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b)
+
+
+def test_png_round_trip_is_exact_and_jpeg_is_close():
+    rng = np.random.default_rng(1)
+    pixels = (rng.random((6, 7, 3)) * 255).astype(np.uint8)
+    wide = (rng.random((4, 5, 1)) * 65535).astype(np.uint16)
+    smooth = np.tile(np.linspace(0, 250, 16, dtype=np.uint8)[None, :, None], (16, 1, 3))
+    with gf.Graph().as_default():
+        png = gf.image.encode_png(pixels, compression=9)
+        wide_png = gf.image.encode_png(wide)
+        jpeg = gf.image.encode_jpeg(smooth, quality=95)
+        assert png.dtype == gf.string and png.shape.as_list() == []
+        decoded = [gf.image.decode_png(png), gf.image.decode_png(wide_png, dtype=gf.uint16),
+                   gf.image.decode_jpeg(jpeg)]
+        with gf.Session() as session:
+            back_png, back_wide, back_jpeg = session.run(decoded)
+    np.testing.assert_array_equal(back_png, pixels)
+    np.testing.assert_array_equal(back_wide, wide)
+    assert np.abs(back_jpeg.astype(int) - smooth).max() <= 4
+
+
+def test_encoders_refuse_what_they_cannot_encode():
+    with gf.Graph().as_default():
+        with pytest.raises(TypeError):
+            gf.image.encode_png(np.zeros((2, 2, 3), np.float32))
+        two = gf.image.encode_jpeg(np.zeros((2, 2, 2), np.uint8))
+        with gf.Session() as session:
+            with pytest.raises(gf.errors.InvalidArgumentError, match="1 or 3 channels"):
+                session.run(two)
+
+
+def test_resize_methods_and_names():
+    with gf.Graph().as_default():
+        x = gf.placeholder(gf.uint8, [2, 5, 6, 3])
+        assert gf.image.resize_images(x, [3, 3]).name == "resize/ResizeBilinear:0"
+        near = gf.image.resize_images(x, [3, 3], method=gf.image.ResizeMethod.NEAREST_NEIGHBOR)
+        assert near.dtype == gf.uint8 and near.op.type == "ResizeNearestNeighbor"
+        assert gf.image.resize_images(x, [5, 6]) is x
+        assert gf.image.resize_area(x, [2, 2]).dtype == gf.float32
+        size = gf.placeholder(gf.int32, [2])
+        dynamic = gf.image.resize_bilinear(x, size)
+        assert dynamic.shape.as_list() == [2, None, None, 3]
+        with gf.Session() as session:
+            out = session.run(dynamic, {x: np.zeros((2, 5, 6, 3), np.uint8), size: [4, 2]})
+        assert out.shape == (2, 4, 2, 3)
+
+
+def test_nms_padded_and_scores():
+    boxes = np.array([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 2, 1, 3], [0, 5, 1, 6]], np.float32)
+    scores = np.array([0.9, 0.95, 0.5, 0.1], np.float32)
+    with gf.Graph().as_default():
+        indices, valid = gf.image.non_max_suppression_padded(
+            boxes, scores, 5, iou_threshold=0.5, score_threshold=0.2,
+            pad_to_max_output_size=True)
+        kept, kept_scores = gf.image.non_max_suppression_with_scores(boxes, scores, 3)
+        assert indices.shape.as_list() == [5]
+        with gf.Session() as session:
+            got = session.run([indices, valid, kept, kept_scores])
+    assert list(got[0]) == [1, 2, 0, 0, 0] and got[1] == 2
+    assert list(got[2]) == [1, 2, 3]
+    np.testing.assert_allclose(got[3], [0.95, 0.5, 0.1])

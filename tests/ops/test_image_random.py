@@ -1,0 +1,107 @@
+"""Random tf.image ops: same-seed determinism (TF1's seed rules), fresh draws per run,
+and the distribution of what they draw (TF's streams differ, so statistics, not values)."""
+import numpy as np
+import pytest
+
+import gradflow as gf
+
+IMAGE = np.random.default_rng(3).random((5, 6, 3)).astype(np.float32)
+BATCH = np.random.default_rng(4).random((64, 3, 4, 1)).astype(np.float32)
+
+RANDOM_OPS = {
+    "flip_left_right": lambda x, seed: gf.image.random_flip_left_right(x, seed=seed),
+    "flip_up_down": lambda x, seed: gf.image.random_flip_up_down(x, seed=seed),
+    "brightness": lambda x, seed: gf.image.random_brightness(x, 0.3, seed=seed),
+    "contrast": lambda x, seed: gf.image.random_contrast(x, 0.2, 1.8, seed=seed),
+    "saturation": lambda x, seed: gf.image.random_saturation(x, 0.2, 1.8, seed=seed),
+    "hue": lambda x, seed: gf.image.random_hue(x, 0.4, seed=seed),
+    "crop": lambda x, seed: gf.image.random_crop(x, [3, 4, 3], seed=seed),
+}
+
+
+def _runs(build, graph_seed, op_seed, count=8):
+    graph = gf.Graph()
+    with graph.as_default():
+        if graph_seed is not None:
+            gf.set_random_seed(graph_seed)
+        y = build(gf.constant(IMAGE), op_seed)
+        with gf.Session(graph=graph) as session:
+            return [session.run(y) for _ in range(count)]
+
+
+@pytest.mark.parametrize("key", sorted(RANDOM_OPS))
+def test_same_seeds_replay_and_runs_draw_afresh(key):
+    first = _runs(RANDOM_OPS[key], 1, 7)
+    again = _runs(RANDOM_OPS[key], 1, 7)
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert any(not np.array_equal(first[0], later) for later in first[1:])
+    # the graph seed alone decides the stream too (the op seed comes from the graph)
+    graph_only = _runs(RANDOM_OPS[key], 5, None)
+    np.testing.assert_array_equal(graph_only[0], _runs(RANDOM_OPS[key], 5, None)[0])
+
+
+def test_random_flip_flips_half_the_batch_images_independently():
+    with gf.Graph().as_default():
+        gf.set_random_seed(11)
+        y = gf.image.random_flip_left_right(gf.constant(BATCH))
+        with gf.Session() as session:
+            out = session.run(y)
+    flipped = np.all(out == BATCH[:, :, ::-1], axis=(1, 2, 3))
+    kept = np.all(out == BATCH, axis=(1, 2, 3))
+    assert np.all(flipped | kept)
+    assert 16 < flipped.sum() < 48
+
+
+def test_random_brightness_deltas_are_uniform_in_range():
+    with gf.Graph().as_default():
+        gf.set_random_seed(2)
+        y = gf.image.random_brightness(gf.constant(IMAGE), 0.25)
+        with gf.Session() as session:
+            deltas = np.array([(session.run(y) - IMAGE).mean() for _ in range(400)])
+    assert deltas.min() >= -0.25 - 1e-6 and deltas.max() <= 0.25 + 1e-6
+    assert abs(deltas.mean()) < 0.03
+    assert abs(deltas.std() - 0.5 / np.sqrt(12)) < 0.02
+
+
+def test_random_crop_offsets_cover_every_position():
+    with gf.Graph().as_default():
+        gf.set_random_seed(9)
+        y = gf.image.random_crop(gf.constant(IMAGE), [4, 4, 3])
+        with gf.Session() as session:
+            corners = {tuple(np.argwhere(IMAGE == session.run(y)[0, 0, 0])[0][:2])
+                       for _ in range(200)}
+    assert corners == {(r, c) for r in range(2) for c in range(3)}
+
+
+def test_sample_distorted_bounding_box_respects_its_constraints():
+    boxes = np.array([[[0.2, 0.3, 0.6, 0.8]]], np.float32)
+    with gf.Graph().as_default():
+        begin, size, box = gf.image.sample_distorted_bounding_box(
+            [40, 50, 3], boxes, seed=3, min_object_covered=0.5, area_range=(0.1, 0.9),
+            aspect_ratio_range=(0.5, 2.0))
+        assert begin.shape.as_list() == [3] and box.shape.as_list() == [1, 1, 4]
+        with gf.Session() as session:
+            draws = [session.run([begin, size, box]) for _ in range(60)]
+    for (y, x, _), (h, w, depth), crop in draws:
+        assert depth == -1 and 0 <= y and 0 <= x and y + h <= 40 and x + w <= 50
+        assert 0.1 * 2000 <= h * w <= 0.9 * 2000
+        np.testing.assert_allclose(crop[0, 0], [y / 40, x / 50, (y + h) / 40, (x + w) / 50],
+                                   rtol=1e-6)
+        inter = max(min(24, y + h) - max(8, y), 0) * max(min(40, x + w) - max(15, x), 0)
+        assert inter / (16 * 25) >= 0.5
+    assert len({tuple(d[0]) for d in draws}) > 10
+
+
+def test_sample_distorted_bounding_box_needs_boxes_unless_told():
+    with gf.Graph().as_default():
+        empty = np.zeros((1, 0, 4), np.float32)
+        begin, _, _ = gf.image.sample_distorted_bounding_box([8, 8, 3], empty, seed=1)
+        whole, size, _ = gf.image.sample_distorted_bounding_box(
+            [8, 8, 3], empty, seed=1, use_image_if_no_bounding_boxes=True, area_range=(1, 1),
+            aspect_ratio_range=(1, 1))
+        with gf.Session() as session:
+            with pytest.raises(gf.errors.InvalidArgumentError, match="No bounding boxes"):
+                session.run(begin)
+            assert list(session.run(whole)) == [0, 0, 0]
+            assert list(session.run(size)) == [8, 8, -1]
