@@ -10,7 +10,7 @@ import gradflow as gf
 from tf_fixtures import load_arrays, load_json
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "fixtures" / "tf"))
-from image_cases import CASES, ERRORS, inputs, tensors  # noqa: E402
+from image_cases import CASES, ERRORS, GRADIENTS, inputs, tensors, weights  # noqa: E402
 
 RECORD = load_json("image")
 VALUES = load_arrays("image")
@@ -61,3 +61,15 @@ def test_build_errors_match_tf(key):
     assert type(info.value).__name__ == expected["type"]
     # TF's message up to its node description ({{node ...}}), which gradflow words its way
     assert str(info.value).startswith(expected["message"].split(" for '{{")[0])
+
+
+@pytest.mark.parametrize("key", sorted(GRADIENTS))
+def test_gradients_match_tf(key):
+    graph = gf.Graph()
+    with graph.as_default():
+        y, wrt = GRADIENTS[key](gf, tensors(gf, INPUTS))
+        loss = gf.reduce_sum(y * weights(y.shape.as_list()))
+        (grad,) = gf.gradients(loss, [wrt])
+        with gf.Session(graph=graph) as session:
+            value = session.run(grad)
+    np.testing.assert_allclose(value, VALUES[key], rtol=1e-4, atol=1e-4)
