@@ -25,11 +25,10 @@ from gradflow.ops.common import REAL_NUMERIC, apply_op, check_dtype_in, static_i
 from gradflow.ops.functional import cond
 from gradflow.ops.image_color import convert_image_dtype
 from gradflow.ops.image_resize import atomic, check_image, image_dimensions, no_gradient_in_tf
-from gradflow.ops.math import (abs as abs_op, floormod, less, log, reduce_mean,
-                               reduce_sum, round as round_op, squared_difference)
-from gradflow.ops.nn import depthwise_conv2d
-from gradflow.ops.primitives import (cast, reshape,
-                                     shape as shape_op, stack, subtract, zeros)
+from gradflow.ops.math import (abs as abs_op, floormod, less, log, pow as pow_op, reduce_mean,
+                               reduce_prod, reduce_sum, round as round_op, squared_difference)
+from gradflow.ops.nn import avg_pool, depthwise_conv2d, relu
+from gradflow.ops.primitives import cast, reshape, shape as shape_op, stack, subtract, zeros
 from gradflow.ops.random import get_seed, random_uniform
 
 try:
@@ -42,7 +41,8 @@ __all__ = ["flip_left_right", "flip_up_down", "random_flip_left_right",
            "extract_image_patches", "extract_patches", "non_max_suppression",
            "non_max_suppression_with_scores", "non_max_suppression_padded",
            "draw_bounding_boxes", "sample_distorted_bounding_box", "total_variation",
-           "image_gradients", "sobel_edges", "psnr", "ssim", "encode_png", "encode_jpeg"]
+           "image_gradients", "sobel_edges", "psnr", "ssim", "ssim_multiscale", "encode_png",
+           "encode_jpeg"]
 
 _streams = itertools.count()  # names each sampling op's generator in a session
 
@@ -687,45 +687,99 @@ def _gaussian(size: int, sigma: float) -> np.ndarray:
     return (g / g.sum()).astype(np.float32)
 
 
+def _ssim_inputs(img1, img2, max_val, filter_size: int, what: str):
+    """Both images as float32, their static [..., H, W, C] dims, and max_val as float32."""
+    a = convert_image_dtype(convert_to_tensor(img1, name="img1"), dtypes.float32)
+    b = convert_image_dtype(convert_to_tensor(img2, name="img2"), dtypes.float32)
+    dims = a.shape.as_tuple()
+    if dims is None or len(dims) < 3 or any(d is None for d in dims[-3:]):
+        raise ValueError(f"{what}: gradflow needs images of static rank, height, width and "
+                         f"depth, got {a.shape}")
+    if not a.shape.is_compatible_with(b.shape):
+        raise ValueError(f"Shapes {a.shape} and {b.shape} are incompatible for {what}")
+    for size in dims[-3:-1]:
+        if size < filter_size:
+            raise ValueError(f"Negative dimension size caused by subtracting {filter_size} "
+                             f"from {size} in {what}'s filter")
+    return a, b, dims, convert_image_dtype(cast(max_val, a.dtype), dtypes.float32)
+
+
+def _ssim_parts(a: Tensor, b: Tensor, tail: tuple, max_val: Tensor, filter_size: int,
+                filter_sigma: float, k1: float, k2: float) -> tuple[Tensor, Tensor]:
+    """SSIM's index map and contrast-structure map of images flattened to [-1, H, W, C]
+    (Gaussian window, VALID positions)."""
+    window = np.tile(_gaussian(filter_size, filter_sigma)[:, :, None, None],
+                     (1, 1, tail[2], 1))
+    kernel = convert_to_tensor(window)
+
+    def blur(x):
+        return depthwise_conv2d(reshape(x, [-1, *tail]), kernel, [1, 1, 1, 1], "VALID")
+
+    c1 = (k1 * max_val) ** 2
+    c2 = (k2 * max_val) ** 2
+    mean_a, mean_b = blur(a), blur(b)
+    luminance = (2.0 * mean_a * mean_b + c1) / (mean_a * mean_a + mean_b * mean_b + c1)
+    cross = blur(a * b) - mean_a * mean_b
+    variance = blur(a * a) + blur(b * b) - mean_a * mean_a - mean_b * mean_b
+    structure = (2.0 * cross + c2) / (variance + c2)
+    return luminance * structure, structure
+
+
+def _per_image(values: Tensor, lead: list) -> Tensor:
+    """[-1] per-image values back under the images' leading dims (ints or tensors)."""
+    return values[0] if not lead else reshape(values, stack(lead))
+
+
 def ssim(img1, img2, max_val, filter_size: int = 11, filter_sigma: float = 1.5,
          k1: float = 0.01, k2: float = 0.03, return_index_map: bool = False) -> Tensor:
     """Structural similarity of each image pair (Gaussian window, VALID positions)."""
     with op_scope(None, "SSIM", [img1, img2]):
-        a = convert_image_dtype(convert_to_tensor(img1, name="img1"), dtypes.float32)
-        b = convert_image_dtype(convert_to_tensor(img2, name="img2"), dtypes.float32)
-        depth = a.shape.as_tuple()[-1] if a.shape.ndims else None
-        if depth is None or a.shape.ndims < 3:
-            raise ValueError("ssim: gradflow needs images of static rank and depth")
-        height, width = a.shape.as_tuple()[-3:-1]
-        for size in (height, width):
-            if size is not None and size < filter_size:
-                raise ValueError(f"Negative dimension size caused by subtracting {filter_size} "
-                                 f"from {size} in ssim's filter")
-        max_val = convert_image_dtype(cast(max_val, a.dtype), dtypes.float32)
-        lead = a.shape.ndims - 3
-        window = np.tile(_gaussian(filter_size, filter_sigma)[:, :, None, None],
-                         (1, 1, depth, 1))
-        kernel = convert_to_tensor(window)
-
-        def blur(x):
-            flat = reshape(x, stack([-1, *(image_dimensions(a)[-3:])]))
-            out = depthwise_conv2d(flat, kernel, [1, 1, 1, 1], "VALID")
-            return out
-
-        c1 = (k1 * max_val) ** 2
-        c2 = (k2 * max_val) ** 2
-        mean_a, mean_b = blur(a), blur(b)
-        luminance = (2.0 * mean_a * mean_b + c1) / (mean_a * mean_a + mean_b * mean_b + c1)
-        cross = blur(a * b) - mean_a * mean_b
-        variance = blur(a * a) + blur(b * b) - mean_a * mean_a - mean_b * mean_b
-        structure = (2.0 * cross + c2) / (variance + c2)
-        index_map = luminance * structure
-        batch = shape_op(a)[:lead] if lead else None
+        a, b, dims, max_val = _ssim_inputs(img1, img2, max_val, filter_size, "ssim")
+        index_map, _ = _ssim_parts(a, b, dims[-3:], max_val, filter_size, filter_sigma, k1,
+                                   k2)
+        lead = image_dimensions(a)[:-3]
         if return_index_map:
-            return index_map if batch is None else reshape(
-                index_map, concat([batch, shape_op(index_map)[1:]], 0))
-        per_image = reduce_mean(index_map, [-3, -2, -1])
-        return per_image[0] if batch is None else reshape(per_image, batch)
+            tail = index_map.shape.as_list()[1:]
+            return index_map[0] if not lead else reshape(index_map, stack([*lead, *tail]))
+        return _per_image(reduce_mean(index_map, [-3, -2, -1]), lead)
+
+
+_MS_SSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
+
+
+def ssim_multiscale(img1, img2, max_val, power_factors=_MS_SSIM_WEIGHTS,
+                    filter_size: int = 11, filter_sigma: float = 1.5, k1: float = 0.01,
+                    k2: float = 0.03) -> Tensor:
+    """Multi-scale SSIM: the contrast-structure terms of ``len(power_factors)`` scales
+    (each a 2x2 average pool of the last, odd sizes padded symmetrically) and the SSIM of
+    the coarsest, combined as a weighted geometric mean, averaged over channels."""
+    with op_scope(None, "MS-SSIM", [img1, img2]):
+        a, b, dims, max_val = _ssim_inputs(img1, img2, max_val, filter_size, "ssim_multiscale")
+        lead = image_dimensions(a)[:-3]
+        tail = tuple(dims[-3:])
+        a, b = reshape(a, [-1, *tail]), reshape(b, [-1, *tail])
+        terms = []
+        for scale in range(len(power_factors)):
+            if scale:
+                extra = [tail[0] % 2, tail[1] % 2]
+                if any(extra):
+                    pairs = [[0, 0], [0, extra[0]], [0, extra[1]], [0, 0]]
+                    a, b = pad(a, pairs, mode="SYMMETRIC"), pad(b, pairs, mode="SYMMETRIC")
+                a = avg_pool(a, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+                b = avg_pool(b, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+                tail = ((tail[0] + extra[0]) // 2, (tail[1] + extra[1]) // 2, tail[2])
+                if min(tail[:2]) < filter_size:
+                    raise ValueError(f"ssim_multiscale: scale {scale} is {tail[0]}x{tail[1]}, "
+                                     f"smaller than the filter ({filter_size}); the images "
+                                     "are too small for this many power factors")
+            index_map, structure = _ssim_parts(a, b, tail, max_val, filter_size, filter_sigma,
+                                               k1, k2)
+            last = scale == len(power_factors) - 1
+            terms.append(relu(reduce_mean(index_map if last else structure, [-3, -2])))
+        stacked = stack(terms, axis=-1)
+        weights = convert_to_tensor(np.array(power_factors, np.float32), name="power_factors")
+        combined = reduce_prod(pow_op(stacked, weights), [-1])
+        return _per_image(reduce_mean(combined, [-1]), lead)
 
 
 # ----------------------------------------------------------------------------- encoding

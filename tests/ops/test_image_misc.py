@@ -11,7 +11,7 @@ from tf_fixtures import load_json
 NOT_PROVIDED = {"adjust_jpeg_quality", "combined_non_max_suppression", "decode_and_crop_jpeg",
                 "decode_bmp", "decode_gif", "decode_jxl", "decode_webp", "extract_glimpse",
                 "extract_jpeg_shape", "generate_bounding_box_proposals", "is_jpeg",
-                "non_max_suppression_overlaps", "random_jpeg_quality", "ssim_multiscale"}
+                "non_max_suppression_overlaps", "random_jpeg_quality"}
 IMAGE = np.random.default_rng(5).random((5, 6, 3)).astype(np.float32)
 
 
