@@ -7,6 +7,8 @@ from gradflow.ops.image_color import (  # noqa: F401
     convert_image_dtype, grayscale_to_rgb, hsv_to_rgb, per_image_standardization,
     random_brightness, random_contrast, random_hue, random_saturation, rgb_to_grayscale,
     rgb_to_hsv, rgb_to_yiq, rgb_to_yuv, yiq_to_rgb, yuv_to_rgb)
+from gradflow.ops.image_detection import (  # noqa: F401
+    combined_non_max_suppression, non_max_suppression_overlaps)
 from gradflow.ops.image_ops import (  # noqa: F401
     draw_bounding_boxes, encode_jpeg, encode_png, extract_image_patches, extract_patches,
     flip_left_right, flip_up_down, image_gradients, non_max_suppression,

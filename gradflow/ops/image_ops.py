@@ -42,7 +42,7 @@ __all__ = ["flip_left_right", "flip_up_down", "random_flip_left_right",
            "non_max_suppression_with_scores", "non_max_suppression_padded",
            "draw_bounding_boxes", "sample_distorted_bounding_box", "total_variation",
            "image_gradients", "sobel_edges", "psnr", "ssim", "ssim_multiscale", "encode_png",
-           "encode_jpeg"]
+           "encode_jpeg", "greedy_suppression", "box_iou"]
 
 _streams = itertools.count()  # names each sampling op's generator in a session
 
@@ -296,17 +296,30 @@ def _suppress(boxes, scores, max_output_size, iou_threshold, score_threshold):
         raise errors.InvalidArgumentError(None, None, "iou_threshold must be in [0, 1]")
     if int(max_output_size) < 0:
         raise errors.InvalidArgumentError(None, None, "max_output_size must be non-negative")
+    boxes = boxes.astype(np.float32)
+    return greedy_suppression(scores, int(max_output_size), np.float32(iou_threshold),
+                              score_threshold, lambda i, kept: _iou(boxes[i], boxes[kept]))
+
+
+def greedy_suppression(scores: np.ndarray, max_output_size: int, threshold, score_threshold,
+                       overlap) -> np.ndarray:
+    """TF's greedy non-max suppression: walking the candidates above ``score_threshold``
+    best first, keeps each whose ``overlap(index, kept)`` with every kept one is at most
+    ``threshold``, up to ``max_output_size``."""
     order = np.argsort(-scores.astype(np.float64), kind="stable")
     order = order[scores[order] > score_threshold]
     kept: list[int] = []
-    boxes = boxes.astype(np.float32)
-    threshold = np.float32(iou_threshold)
     for index in order:
-        if len(kept) >= int(max_output_size):
+        if len(kept) >= max_output_size:
             break
-        if not kept or np.all(_iou(boxes[index], boxes[kept]) <= threshold):
+        if not kept or np.all(overlap(index, kept) <= threshold):
             kept.append(int(index))
     return np.array(kept, np.int32)
+
+
+def box_iou(box: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """TF's float32 intersection over union of a box [4] with boxes [k, 4]."""
+    return _iou(box.astype(np.float32), others.astype(np.float32))
 
 
 def _nms_v3_kernel(boxes, scores, max_output_size, iou_threshold, score_threshold):

@@ -8,10 +8,10 @@ from tf_fixtures import load_json
 
 # TF names gradflow leaves out (docs/image.md says why): decoders that belong to tf.io's
 # rework, JPEG-quality distortions, and the rarer detection ops.
-NOT_PROVIDED = {"adjust_jpeg_quality", "combined_non_max_suppression", "decode_and_crop_jpeg",
+NOT_PROVIDED = {"adjust_jpeg_quality", "decode_and_crop_jpeg",
                 "decode_bmp", "decode_gif", "decode_jxl", "decode_webp", "extract_glimpse",
                 "extract_jpeg_shape", "generate_bounding_box_proposals", "is_jpeg",
-                "non_max_suppression_overlaps", "random_jpeg_quality"}
+                "random_jpeg_quality"}
 IMAGE = np.random.default_rng(5).random((5, 6, 3)).astype(np.float32)
 
 
