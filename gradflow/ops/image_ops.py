@@ -28,6 +28,7 @@ from gradflow.ops.image_resize import atomic, check_image, image_dimensions, no_
 from gradflow.ops.math import (abs as abs_op, floormod, less, log, pow as pow_op, reduce_mean,
                                reduce_prod, reduce_sum, round as round_op, squared_difference)
 from gradflow.ops.nn import avg_pool, depthwise_conv2d, relu
+from gradflow.ops.parsing_ops import decode_jpeg
 from gradflow.ops.primitives import cast, reshape, shape as shape_op, stack, subtract, zeros
 from gradflow.ops.random import get_seed, random_uniform
 
@@ -42,7 +43,8 @@ __all__ = ["flip_left_right", "flip_up_down", "random_flip_left_right",
            "non_max_suppression_with_scores", "non_max_suppression_padded",
            "draw_bounding_boxes", "sample_distorted_bounding_box", "total_variation",
            "image_gradients", "sobel_edges", "psnr", "ssim", "ssim_multiscale", "encode_png",
-           "encode_jpeg", "greedy_suppression", "box_iou"]
+           "encode_jpeg", "adjust_jpeg_quality", "random_jpeg_quality", "greedy_suppression",
+           "box_iou"]
 
 _streams = itertools.count()  # names each sampling op's generator in a session
 
@@ -843,6 +845,12 @@ def _encode_jpeg_kernel(image, *, quality, format, progressive, optimize_size,
     return np.array(buffer.getvalue(), dtype=object)
 
 
+def _encode_variable_kernel(images, quality):
+    return _encode_jpeg_kernel(images, quality=int(quality), format="", progressive=False,
+                               optimize_size=False, chroma_downsampling=True, x_density=300,
+                               y_density=300, density_unit="in")
+
+
 def _infer_encode(op_type: str, allowed: tuple):
     def infer(inputs, attrs):
         image = inputs[0]
@@ -858,6 +866,9 @@ define_op("EncodePng", infer=_infer_encode("EncodePng", (dtypes.uint8, dtypes.ui
           kernel=_encode_png_kernel)
 define_op("EncodeJpeg", infer=_infer_encode("EncodeJpeg", (dtypes.uint8,)),
           kernel=_encode_jpeg_kernel)
+define_op("EncodeJpegVariableQuality", kernel=_encode_variable_kernel,
+          infer=_infer_encode("EncodeJpegVariableQuality", (dtypes.uint8,)))
+no_gradient_in_tf("EncodeJpegVariableQuality")
 no_gradient_in_tf("EncodePng")
 no_gradient_in_tf("EncodeJpeg")
 
@@ -892,3 +903,37 @@ def encode_jpeg(image, format: str = "", quality: int = 95,  # noqa: A002 - TF's
                         chroma_downsampling=bool(chroma_downsampling),
                         x_density=int(x_density), y_density=int(y_density),
                         density_unit=density_unit)
+
+
+def adjust_jpeg_quality(image, jpeg_quality, dct_method: str = "",
+                        name: Optional[str] = None) -> Tensor:
+    """``image`` after a JPEG round trip at ``jpeg_quality`` (0-100, an int or a scalar int32
+    tensor), in its own dtype (Pillow's codec: pixels agree with TF's within JPEG's loss)."""
+    with op_scope(name, "adjust_jpeg_quality", [image]):
+        image = convert_to_tensor(image, name="image")
+        channels = image.shape.as_tuple()[-1] if image.shape.ndims else None
+        if channels not in (1, 3):
+            raise ValueError(f"adjust_jpeg_quality: the image needs a static depth of 1 or 3, "
+                             f"got shape {image.shape}")
+        original = image.dtype
+        pixels = convert_image_dtype(image, dtypes.uint8, saturate=True)
+        if not isinstance(jpeg_quality, Tensor):
+            jpeg_quality = convert_to_tensor(jpeg_quality, dtype=dtypes.int32)
+        encoded = apply_op("EncodeJpegVariableQuality", [pixels, jpeg_quality],
+                           name="EncodeJpegVariableQuality")
+        decoded = decode_jpeg(encoded, channels=channels, dct_method=dct_method)
+        return convert_image_dtype(decoded, original, saturate=True)
+
+
+def random_jpeg_quality(image, min_jpeg_quality: int, max_jpeg_quality: int,
+                        seed: Optional[int] = None) -> Tensor:
+    """``adjust_jpeg_quality`` at a quality drawn uniformly from [min, max)."""
+    if min(min_jpeg_quality, max_jpeg_quality) < 0 or max(min_jpeg_quality,
+                                                          max_jpeg_quality) > 100:
+        raise ValueError("jpeg encoding range must be between 0 and 100.")
+    if min_jpeg_quality >= max_jpeg_quality:
+        raise ValueError("`min_jpeg_quality` must be less than `max_jpeg_quality`.")
+    with atomic([image]):
+        quality = random_uniform([], min_jpeg_quality, max_jpeg_quality, seed=seed,
+                                 dtype=dtypes.int32)
+        return adjust_jpeg_quality(image, quality)
