@@ -73,14 +73,19 @@ def _nearest_index(in_size: int, out_size: int, align_corners: bool,
     return np.clip(index.astype(np.int64), 0, in_size - 1)
 
 
-def _bilinear_weights(in_size: int, out_size: int, align_corners: bool,
-                      half_pixel: bool) -> np.ndarray:
+def _bilinear_taps(in_size: int, out_size: int, align_corners: bool, half_pixel: bool):
+    """The two input pixels each output pixel reads and the float32 weight of the upper."""
     where = _positions(in_size, out_size, align_corners, half_pixel)
     floor = np.floor(where)
     lower = np.clip(floor.astype(np.int64), 0, in_size - 1)
-    upper = np.minimum(np.ceil(where).astype(np.int64), in_size - 1)
-    upper = np.maximum(upper, 0)
-    frac = (where - floor).astype(np.float64)
+    upper = np.clip(np.ceil(where).astype(np.int64), 0, in_size - 1)
+    return lower, upper, (where - floor).astype(np.float32)
+
+
+def _bilinear_weights(in_size: int, out_size: int, align_corners: bool,
+                      half_pixel: bool) -> np.ndarray:
+    lower, upper, frac = _bilinear_taps(in_size, out_size, align_corners, half_pixel)
+    frac = frac.astype(np.float64)
     weights = np.zeros((out_size, in_size))
     rows = np.arange(out_size)
     np.add.at(weights, (rows, lower), 1.0 - frac)
@@ -192,6 +197,26 @@ def _linear_grad_kernel(method: str):
     return kernel
 
 
+def _bilinear_kernel(images, size, *, align_corners, half_pixel_centers):
+    """Four gathers and TF's three lerps in float32 (columns first, then rows)."""
+    height, width = _check_size(size)
+    _check_input(images)
+    top, bottom, y_frac = _bilinear_taps(images.shape[1], height, align_corners,
+                                         half_pixel_centers)
+    left, right, x_frac = _bilinear_taps(images.shape[2], width, align_corners,
+                                         half_pixel_centers)
+    data = images if images.dtype == np.float32 else images.astype(np.float32)
+    x_frac = x_frac[:, None]
+    rows = data[:, top]
+    upper = rows[:, :, left]
+    upper += (rows[:, :, right] - upper) * x_frac
+    rows = data[:, bottom]
+    lower = rows[:, :, left]
+    lower += (rows[:, :, right] - lower) * x_frac
+    upper += (lower - upper) * y_frac[:, None, None]
+    return upper
+
+
 def _nearest_kernel(images, size, *, align_corners, half_pixel_centers):
     height, width = _check_size(size)
     _check_input(images)
@@ -251,8 +276,7 @@ def _infer_nearest_grad(inputs, attrs):
 
 _FLAGS = ("align_corners", "half_pixel_centers")
 
-define_op("ResizeBilinear", infer=_infer_resize(dtypes.float32),
-          kernel=_linear_kernel("bilinear"))
+define_op("ResizeBilinear", infer=_infer_resize(dtypes.float32), kernel=_bilinear_kernel)
 define_op("ResizeBicubic", infer=_infer_resize(dtypes.float32),
           kernel=_linear_kernel("bicubic"))
 define_op("ResizeArea", infer=_infer_resize(dtypes.float32), kernel=_linear_kernel("area"))
