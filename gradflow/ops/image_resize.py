@@ -553,7 +553,12 @@ def _resize_builder(op_type: str, what: str):
 resize_bilinear = _resize_builder("ResizeBilinear", "resize_bilinear")
 resize_nearest_neighbor = _resize_builder("ResizeNearestNeighbor", "resize_nearest_neighbor")
 resize_bicubic = _resize_builder("ResizeBicubic", "resize_bicubic")
-resize_area = _resize_builder("ResizeArea", "resize_area")
+def resize_area(images, size, align_corners: bool = False, name: Optional[str] = None
+                ) -> Tensor:
+    """TF1's ``image.resize_area``: each output pixel averages the input area it covers
+    (one ``ResizeArea`` op; TF gives it no ``half_pixel_centers``)."""
+    with op_scope(name, "ResizeArea", [images, size]) as scope:
+        return _resize_op("ResizeArea", images, size, align_corners, False, scope)
 
 _METHODS = {ResizeMethod.BILINEAR: "ResizeBilinear",
             ResizeMethod.NEAREST_NEIGHBOR: "ResizeNearestNeighbor",

@@ -1,5 +1,7 @@
 """tf.image beyond value parity: the namespace against TF's, atomic failure, dynamic
 shapes, encoding round trips, and what gradflow refuses to fake."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -29,6 +31,13 @@ class Inputs:
         self.batch = gf.expand_dims(self.image, 0)
         self.ints = gf.cast(self.image, gf.int32)
         self.u8 = gf.cast(self.image, gf.uint8)
+
+
+def test_signatures_match_tf():
+    for name, params in load_json("image")["signatures"].items():
+        if name in NOT_PROVIDED:
+            continue
+        assert list(inspect.signature(getattr(gf.image, name)).parameters) == params, name
 
 
 BAD_CALLS = {
