@@ -71,6 +71,7 @@ from gradflow.ops.parsing_ops import (  # noqa: F401,E402
     FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, decode_csv, decode_raw,
     parse_example, parse_single_example, parse_single_sequence_example, string_split)
 from gradflow import data, image, python_io, strings  # noqa: F401,E402
+from gradflow.ops.image_ops import extract_image_patches, random_crop  # noqa: F401,E402
 from gradflow.ops.data_flow_ops import (  # noqa: F401,E402
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue, count_up_to)
 from gradflow.ops.accumulator_ops import (  # noqa: F401,E402
