@@ -174,3 +174,30 @@ def test_nms_padded_and_scores():
     assert list(got[0]) == [1, 2, 0, 0, 0] and got[1] == 2
     assert list(got[2]) == [1, 2, 3]
     np.testing.assert_allclose(got[3], [0.95, 0.5, 0.1])
+
+
+def test_cifar10_distorted_inputs_program_runs_unchanged():
+    # the CIFAR-10 tutorial's training distortions and evaluation crop, as TF1 wrote them
+    tf = gf
+    with tf.Graph().as_default():
+        tf.set_random_seed(1)
+        raw = tf.placeholder(tf.uint8, [32, 32, 3])
+        reshaped_image = tf.cast(raw, tf.float32)
+        distorted_image = tf.random_crop(reshaped_image, [24, 24, 3])
+        distorted_image = tf.image.random_flip_left_right(distorted_image)
+        distorted_image = tf.image.random_brightness(distorted_image, max_delta=63)
+        distorted_image = tf.image.random_contrast(distorted_image, lower=0.2, upper=1.8)
+        float_image = tf.image.per_image_standardization(distorted_image)
+        float_image.set_shape([24, 24, 3])
+        resized = tf.image.resize_image_with_crop_or_pad(reshaped_image, 24, 24)
+        eval_image = tf.image.per_image_standardization(resized)
+        assert (float_image.name, eval_image.name) == ("per_image_standardization:0",
+                                                       "per_image_standardization_1:0")
+        pixels = (np.random.default_rng(0).random((32, 32, 3)) * 255).astype(np.uint8)
+        with tf.Session() as session:
+            train, evaluate = session.run([float_image, eval_image], {raw: pixels})
+    for image in (train, evaluate):
+        assert image.shape == (24, 24, 3)
+        assert abs(image.mean()) < 1e-5 and abs(image.std() - 1) < 1e-4
+    centre = pixels[4:28, 4:28].astype(np.float32)
+    np.testing.assert_allclose(evaluate, (centre - centre.mean()) / centre.std(), atol=1e-5)
