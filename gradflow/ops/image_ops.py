@@ -43,8 +43,8 @@ __all__ = ["flip_left_right", "flip_up_down", "random_flip_left_right",
            "non_max_suppression_with_scores", "non_max_suppression_padded",
            "draw_bounding_boxes", "sample_distorted_bounding_box", "total_variation",
            "image_gradients", "sobel_edges", "psnr", "ssim", "ssim_multiscale", "encode_png",
-           "encode_jpeg", "adjust_jpeg_quality", "random_jpeg_quality", "greedy_suppression",
-           "box_iou"]
+           "encode_jpeg", "adjust_jpeg_quality", "random_jpeg_quality", "extract_glimpse",
+           "greedy_suppression", "box_iou"]
 
 _streams = itertools.count()  # names each sampling op's generator in a session
 
@@ -937,3 +937,77 @@ def random_jpeg_quality(image, min_jpeg_quality: int, max_jpeg_quality: int,
         quality = random_uniform([], min_jpeg_quality, max_jpeg_quality, seed=seed,
                                  dtype=dtypes.int32)
         return adjust_jpeg_quality(image, quality)
+
+
+# ----------------------------------------------------------------------------- glimpses
+def _glimpse_kernel(images, size, offsets, *, centered, normalized, uniform_noise, noise):
+    batch, height, width, depth = images.shape
+    rows, cols = (int(v) for v in size)
+    if offsets.shape != (batch, 2):
+        raise errors.InvalidArgumentError(None, None, f"offsets must be [{batch}, 2], got "
+                                                      f"{list(offsets.shape)}")
+    y, x = offsets[:, 0].astype(np.float32), offsets[:, 1].astype(np.float32)
+    if normalized:
+        y, x = y * np.float32(height), x * np.float32(width)
+    if centered:
+        y = y / np.float32(2) + np.float32(height / 2)
+        x = x / np.float32(2) + np.float32(width / 2)
+    # the corner is truncated towards zero, as TF's kernel converts it
+    top = np.trunc(y - np.float32(rows / 2)).astype(np.int64)
+    left = np.trunc(x - np.float32(cols / 2)).astype(np.int64)
+    row_at = top[:, None] + np.arange(rows)[None, :]
+    col_at = left[:, None] + np.arange(cols)[None, :]
+    inside = ((row_at >= 0) & (row_at < height))[:, :, None] & \
+        ((col_at >= 0) & (col_at < width))[:, None, :]
+    picked = images[np.arange(batch)[:, None, None], np.clip(row_at, 0, height - 1)[:, :, None],
+                    np.clip(col_at, 0, width - 1)[:, None, :]].astype(np.float32)
+    if noise == "zero":
+        fill = np.zeros_like(picked)
+    else:
+        gen = np.random.default_rng()
+        if noise == "uniform":
+            low = images.min(axis=(1, 2))[:, None, None, :]
+            high = images.max(axis=(1, 2))[:, None, None, :]
+            fill = gen.uniform(0, 1, picked.shape) * (high - low) + low
+        else:
+            mean = images.mean(axis=(1, 2))[:, None, None, :]
+            std = images.std(axis=(1, 2))[:, None, None, :]
+            fill = gen.standard_normal(picked.shape) * std + mean
+    return np.where(inside[..., None], picked, fill).astype(np.float32)
+
+
+def _infer_glimpse(inputs, attrs):
+    images, size, offsets = inputs
+    check_dtype_in(images, (dtypes.float32,), "ExtractGlimpse", "input")
+    if images.shape.ndims not in (None, 4):
+        raise ValueError(f"Shape must be rank 4 but is rank {images.shape.ndims} for 'input' of "
+                         f"'ExtractGlimpse' (input shape {images.shape})")
+    dims = images.shape.as_tuple() or (None,) * 4
+    count = offsets.shape.as_tuple()[0] if offsets.shape.ndims == 2 else None
+    if None not in (dims[0], count) and dims[0] != count:
+        raise ValueError(f"Dimensions must be equal, but are {dims[0]} and {count} for "
+                         "'ExtractGlimpse' (the batch of input and of offsets)")
+    hw = tuple(static_ints(size) or (None, None))
+    return [(dtypes.float32, TensorShape([dims[0], *hw, dims[3]]))]
+
+
+# stateful: its noise must be drawn on every run, never folded into a constant
+define_op("ExtractGlimpse", infer=_infer_glimpse, kernel=_glimpse_kernel, stateful=True)
+NotDifferentiable("ExtractGlimpse")  # as in TF
+
+
+def extract_glimpse(input, size, offsets, centered: bool = True,  # noqa: A002 - TF's name
+                    normalized: bool = True, uniform_noise: bool = True,
+                    name: Optional[str] = None) -> Tensor:
+    """A ``size`` window of each image at ``offsets`` [batch, 2] (y, x: from the centre
+    when ``centered``, as fractions of the size when ``normalized``); pixels outside the
+    image are noise: uniform between the channel's extremes, else normal with its mean
+    and standard deviation (TF1's ``uniform_noise``)."""
+    with op_scope(name, "ExtractGlimpse", [input, size, offsets]) as scope:
+        images = convert_to_tensor(input, name="input")
+        size = convert_to_tensor(size, dtype=dtypes.int32, name="size")
+        offsets = convert_to_tensor(offsets, dtype=dtypes.float32, name="offsets")
+        return apply_op("ExtractGlimpse", [images, size, offsets], name=scope,
+                        centered=bool(centered), normalized=bool(normalized),
+                        uniform_noise=bool(uniform_noise),
+                        noise="uniform" if uniform_noise else "gaussian")

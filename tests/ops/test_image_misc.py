@@ -11,7 +11,7 @@ from tf_fixtures import load_json
 # TF names gradflow leaves out (docs/image.md says why): decoders that belong to tf.io's
 # rework, and the rarer detection ops.
 NOT_PROVIDED = {"decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_jxl", "decode_webp",
-                "extract_glimpse", "extract_jpeg_shape", "generate_bounding_box_proposals",
+                "extract_jpeg_shape", "generate_bounding_box_proposals",
                 "is_jpeg"}
 IMAGE = np.random.default_rng(5).random((5, 6, 3)).astype(np.float32)
 

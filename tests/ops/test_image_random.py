@@ -105,3 +105,25 @@ def test_sample_distorted_bounding_box_needs_boxes_unless_told():
                 session.run(begin)
             assert list(session.run(whole)) == [0, 0, 0]
             assert list(session.run(size)) == [8, 8, -1]
+
+
+@pytest.mark.parametrize("uniform", [True, False])
+def test_extract_glimpse_fills_outside_pixels_with_the_channels_noise(uniform):
+    images = (np.random.default_rng(8).random((1, 6, 6, 2)) * [1, 4] + [0, 2]).astype(np.float32)
+    with gf.Graph().as_default():
+        y = gf.image.extract_glimpse(images, [40, 40], [[0.0, 0.0]], uniform_noise=uniform)
+        assert y.shape.as_list() == [1, 40, 40, 2]
+        with gf.Session() as session:
+            first, second = session.run(y), session.run(y)
+    assert not np.array_equal(first, second)  # fresh noise on every run
+    np.testing.assert_array_equal(first[0, 17:23, 17:23], images[0])
+    outside = np.delete(first[0].reshape(-1, 2), [r * 40 + c for r in range(17, 23)
+                                                   for c in range(17, 23)], axis=0)
+    for channel in range(2):
+        pixels, noise = images[0, :, :, channel], outside[:, channel]
+        if uniform:
+            assert pixels.min() <= noise.min() and noise.max() <= pixels.max()
+            assert abs(noise.mean() - (pixels.min() + pixels.max()) / 2) < 0.1 * pixels.ptp()
+        else:
+            assert abs(noise.mean() - pixels.mean()) < 0.1 * pixels.std()
+            assert abs(noise.std() - pixels.std()) < 0.1 * pixels.std()
