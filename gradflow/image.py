@@ -12,8 +12,8 @@ from gradflow.ops.image_detection import (  # noqa: F401
 from gradflow.ops.image_ops import (  # noqa: F401
     adjust_jpeg_quality, draw_bounding_boxes, encode_jpeg, encode_png, extract_glimpse,
     extract_image_patches, extract_patches, flip_left_right, flip_up_down, image_gradients,
-    non_max_suppression, non_max_suppression_padded, non_max_suppression_with_scores, psnr, random_crop,
-    random_flip_left_right, random_flip_up_down, random_jpeg_quality, rot90,
+    non_max_suppression, non_max_suppression_padded, non_max_suppression_with_scores, psnr,
+    random_crop, random_flip_left_right, random_flip_up_down, random_jpeg_quality, rot90,
     sample_distorted_bounding_box, sobel_edges, ssim, ssim_multiscale, total_variation)
 from gradflow.ops.image_ops import transpose_image  # noqa: F401
 from gradflow.ops.image_ops import transpose_image as transpose  # noqa: F401

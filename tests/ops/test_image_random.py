@@ -123,7 +123,7 @@ def test_extract_glimpse_fills_outside_pixels_with_the_channels_noise(uniform):
         pixels, noise = images[0, :, :, channel], outside[:, channel]
         if uniform:
             assert pixels.min() <= noise.min() and noise.max() <= pixels.max()
-            assert abs(noise.mean() - (pixels.min() + pixels.max()) / 2) < 0.1 * pixels.ptp()
+            assert abs(noise.mean() - (pixels.min() + pixels.max()) / 2) < 0.1 * np.ptp(pixels)
         else:
             assert abs(noise.mean() - pixels.mean()) < 0.1 * pixels.std()
             assert abs(noise.std() - pixels.std()) < 0.1 * pixels.std()
