@@ -681,7 +681,8 @@ def _crop_samples(boxes: np.ndarray, crop: int, size: int, lo: int, hi: int):
     return where, inside, d_start, d_stop
 
 
-def _crop_geometry(boxes, box_ind, image_shape, crop_size, method):
+def _crop_geometry(boxes, box_ind, image_shape, crop_size):
+    """Checks a crop_and_resize call; the row and column samples of every box."""
     _, height, width, _ = image_shape
     crop_h, crop_w = (int(v) for v in crop_size)
     if crop_h <= 0 or crop_w <= 0:
@@ -704,8 +705,7 @@ def _corners(where: np.ndarray, size: int, method: str):
 
 
 def _crop_and_resize_kernel(image, boxes, box_ind, crop_size, *, method, extrapolation_value):
-    (y, y_in, _, _), (x, x_in, _, _) = _crop_geometry(boxes, box_ind, image.shape, crop_size,
-                                                      method)
+    (y, y_in, _, _), (x, x_in, _, _) = _crop_geometry(boxes, box_ind, image.shape, crop_size)
     top, bottom, y_frac = _corners(y, image.shape[1], method)
     left, right, x_frac = _corners(x, image.shape[2], method)
     b = box_ind[:, None, None]
@@ -724,8 +724,7 @@ def _crop_and_resize_kernel(image, boxes, box_ind, crop_size, *, method, extrapo
 
 def _crop_image_grad_kernel(grads, boxes, box_ind, image_size, *, T, method):
     shape = tuple(int(v) for v in image_size)
-    (y, y_in, _, _), (x, x_in, _, _) = _crop_geometry(boxes, box_ind, shape, grads.shape[1:3],
-                                                      method)
+    (y, y_in, _, _), (x, x_in, _, _) = _crop_geometry(boxes, box_ind, shape, grads.shape[1:3])
     top, bottom, y_frac = _corners(y, shape[1], method)
     left, right, x_frac = _corners(x, shape[2], method)
     inside = (y_in[:, :, None] & x_in[:, None, :])[..., None]
@@ -741,7 +740,7 @@ def _crop_image_grad_kernel(grads, boxes, box_ind, image_size, *, T, method):
 
 def _crop_boxes_grad_kernel(grads, image, boxes, box_ind, *, method):
     (y, y_in, dy1, dy2), (x, x_in, dx1, dx2) = _crop_geometry(
-        boxes, box_ind, image.shape, grads.shape[1:3], method)
+        boxes, box_ind, image.shape, grads.shape[1:3])
     top, bottom, y_frac = _corners(y, image.shape[1], method)
     left, right, x_frac = _corners(x, image.shape[2], method)
     data = image.astype(np.float64)
