@@ -16,17 +16,19 @@ import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import convert_to_tensor
-from gradflow.framework.graph import Tensor, op_scope
+from gradflow.framework.graph import Tensor, control_dependencies, op_scope
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
-from gradflow.ops.array import (concat, pad, reverse, slice as slice_op,
-                                transpose, unsorted_segment_sum)
+from gradflow.ops.array import (concat, identity, pad, reverse, slice as slice_op, transpose,
+                                unsorted_segment_sum)
 from gradflow.ops.common import REAL_NUMERIC, apply_op, check_dtype_in, static_ints
 from gradflow.ops.functional import cond
 from gradflow.ops.image_color import convert_image_dtype
 from gradflow.ops.image_resize import atomic, check_image, image_dimensions, no_gradient_in_tf
-from gradflow.ops.math import (abs as abs_op, floormod, less, log, pow as pow_op, reduce_mean,
-                               reduce_prod, reduce_sum, round as round_op, squared_difference)
+from gradflow.ops.logging_ops import Assert
+from gradflow.ops.math import (abs as abs_op, floormod, greater_equal, less, log, pow as pow_op,
+                               reduce_all, reduce_mean, reduce_prod, reduce_sum,
+                               round as round_op, squared_difference)
 from gradflow.ops.nn import avg_pool, depthwise_conv2d, relu
 from gradflow.ops.parsing_ops import decode_jpeg
 from gradflow.ops.primitives import cast, reshape, shape as shape_op, stack, subtract, zeros
@@ -137,18 +139,21 @@ def transpose_image(image, name: Optional[str] = None) -> Tensor:
 
 def random_crop(value, size, seed: Optional[int] = None, name: Optional[str] = None
                 ) -> Tensor:
-    """A ``size`` block of ``value`` at an offset drawn uniformly (any rank)."""
+    """A ``size`` block of ``value`` at an offset drawn uniformly (any rank); a size larger
+    than the value fails when run, with TF's assertion message."""
     with op_scope(name, "random_crop", [value, size]) as scope:
         value = convert_to_tensor(value, name="value")
         size = convert_to_tensor(size, dtype=dtypes.int32, name="size")
         dims, wanted = value.shape.as_tuple(), static_ints(size)
-        if dims is not None and wanted is not None:
-            if len(dims) != len(wanted):
-                raise ValueError(f"random_crop: size has {len(wanted)} entries for a value of "
-                                 f"rank {len(dims)}")
-            if any(d is not None and w > d for d, w in zip(dims, wanted, strict=True)):
-                raise ValueError(f"Need value.shape >= size, got {list(dims)} and {wanted}")
-        limit = shape_op(value) - size + 1
+        if dims is not None and wanted is not None and len(dims) != len(wanted):
+            raise ValueError(f"random_crop: size has {len(wanted)} entries for a value of "
+                             f"rank {len(dims)}")
+        shape = shape_op(value)
+        check = Assert(reduce_all(greater_equal(shape, size)),
+                       ["Need value.shape >= size, got ", shape, size], summarize=1000)
+        with control_dependencies([check]):
+            shape = identity(shape, name="control_dependency")
+        limit = shape - size + 1
         offset = random_uniform(shape_op(size), dtype=dtypes.int32, maxval=dtypes.int32.max,
                                 seed=seed) % limit
         return slice_op(value, offset, size, name=scope)

@@ -127,3 +127,13 @@ def test_extract_glimpse_fills_outside_pixels_with_the_channels_noise(uniform):
         else:
             assert abs(noise.mean() - pixels.mean()) < 0.1 * pixels.std()
             assert abs(noise.std() - pixels.std()) < 0.1 * pixels.std()
+
+
+def test_random_crop_larger_than_the_value_fails_when_run_as_in_tf():
+    with gf.Graph().as_default():
+        y = gf.random_crop(gf.constant(IMAGE), [6, 6, 3], seed=1)
+        assert y.op.name == "random_crop" and y.shape.as_list() == [6, 6, 3]
+        with gf.Session() as session:
+            with pytest.raises(gf.errors.InvalidArgumentError,
+                               match=r"Need value.shape >= size, got \] \[5 6 3\] \[6 6 3\]"):
+                session.run(y)
