@@ -512,38 +512,50 @@ def draw_bounding_boxes(images, boxes, name: Optional[str] = None, colors=None) 
         return apply_op("DrawBoundingBoxesV2", [images, boxes, colors], name=scope)
 
 
+def _rounded(value: float) -> int:
+    """Rounds half to even, as C's lrintf does in TF's kernel."""
+    return int(np.rint(np.float32(value)))
+
+
 def _crop_try(gen: np.random.Generator, height: int, width: int, area_range, ratio_range):
-    """One random crop (y, x, h, w) with area and aspect ratio in range, or None."""
-    ratio = gen.uniform(*ratio_range)
-    low_area, high_area = area_range[0] * height * width, area_range[1] * height * width
-    crop_h = int(np.rint(np.sqrt(low_area / ratio)))
-    max_h = int(np.rint(np.sqrt(high_area / ratio)))
-    if np.rint(max_h * ratio) > width:
+    """One random crop (y, x, h, w) with area and aspect ratio in range, or None: TF's
+    scheme (a height drawn between the area bounds, a one-pixel nudge for rounding)."""
+    ratio = np.float32(gen.uniform(*ratio_range))
+    low_area = np.float32(area_range[0] * width * height)
+    high_area = np.float32(area_range[1] * width * height)
+    crop_h = _rounded(np.sqrt(low_area / ratio))
+    max_h = _rounded(np.sqrt(high_area / ratio))
+    if _rounded(max_h * ratio) > width:
         max_h = int((width + 0.5 - 1e-7) / ratio)
+        if _rounded(max_h * ratio) > width:
+            max_h -= 1
     max_h = min(max_h, height)
     crop_h = min(crop_h, max_h)
     if crop_h < max_h:
         crop_h += int(gen.integers(0, max_h - crop_h + 1))
-    crop_w = int(np.rint(crop_h * ratio))
-    area = crop_h * crop_w
-    if area < low_area:
+    crop_w = _rounded(crop_h * ratio)
+    if crop_h * crop_w < low_area:
         crop_h += 1
-        crop_w = int(np.rint(crop_h * ratio))
-    elif area > high_area:
+        crop_w = _rounded(crop_h * ratio)
+    if crop_h * crop_w > high_area:
         crop_h -= 1
-        crop_w = int(np.rint(crop_h * ratio))
+        crop_w = _rounded(crop_h * ratio)
     area = crop_h * crop_w
     if not (low_area <= area <= high_area and 0 < crop_w <= width and 0 < crop_h <= height):
         return None
-    return (int(gen.integers(0, height - crop_h + 1)), int(gen.integers(0, width - crop_w + 1)),
-            crop_h, crop_w)
+    # offsets leave the last row/column out, as TF draws them
+    top = int(gen.integers(0, height - crop_h)) if crop_h < height else 0
+    left = int(gen.integers(0, width - crop_w)) if crop_w < width else 0
+    return top, left, crop_h, crop_w
 
 
 def _covers(crop, boxes: np.ndarray, height: int, width: int, fraction: float) -> bool:
-    """Whether the crop covers at least ``fraction`` of some box's area."""
+    """Whether the crop covers at least ``fraction`` of some box's area (boxes in whole
+    pixels, truncated as TF converts them)."""
     y, x, h, w = crop
     for y1, x1, y2, x2 in boxes:
-        by1, bx1, by2, bx2 = y1 * height, x1 * width, y2 * height, x2 * width
+        by1, bx1 = int(np.float32(y1) * height), int(np.float32(x1) * width)
+        by2, bx2 = int(np.float32(y2) * height), int(np.float32(x2) * width)
         box_area = (by2 - by1) * (bx2 - bx1)
         inter = max(min(by2, y + h) - max(by1, y), 0) * max(min(bx2, x + w) - max(bx1, x), 0)
         if box_area > 0 and inter / box_area >= fraction:

@@ -1,9 +1,16 @@
 """Random tf.image ops: same-seed determinism (TF1's seed rules), fresh draws per run,
 and the distribution of what they draw (TF's streams differ, so statistics, not values)."""
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 
 import gradflow as gf
+from tf_fixtures import load_json
+
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "fixtures" / "tf"))
+from image_cases import SAMPLER_DRAWS, SAMPLERS  # noqa: E402
 
 IMAGE = np.random.default_rng(3).random((5, 6, 3)).astype(np.float32)
 BATCH = np.random.default_rng(4).random((64, 3, 4, 1)).astype(np.float32)
@@ -137,3 +144,20 @@ def test_random_crop_larger_than_the_value_fails_when_run_as_in_tf():
             with pytest.raises(gf.errors.InvalidArgumentError,
                                match=r"Need value.shape >= size, got \] \[5 6 3\] \[6 6 3\]"):
                 session.run(y)
+
+
+@pytest.mark.parametrize("key", sorted(SAMPLERS))
+def test_sample_distorted_bounding_box_draws_like_tf(key):
+    # offsets and sizes of the crops over many runs: mean within 4 standard errors of
+    # TF's recorded draws, spread within 10%
+    recorded = load_json("image")["samplers"][key]
+    with gf.Graph().as_default():
+        begin, size, _ = SAMPLERS[key](gf)
+        with gf.Session() as session:
+            draws = np.array([np.concatenate(session.run([begin, size]))[[0, 1, 3, 4]]
+                              for _ in range(1000)], np.float64)
+    mean, std = draws.mean(0), draws.std(0)
+    tf_mean, tf_std = np.array(recorded["mean"]), np.array(recorded["std"])
+    error = np.sqrt(std ** 2 / len(draws) + tf_std ** 2 / SAMPLER_DRAWS)
+    assert np.all(np.abs(mean - tf_mean) <= 4 * error), (mean, tf_mean)
+    np.testing.assert_allclose(std, tf_std, rtol=0.1)
