@@ -19,7 +19,7 @@ from gradflow.framework.graph import Tensor, op_scope, op_scope_graph
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.array import expand_dims, slice as slice_op, squeeze, pad
-from gradflow.ops.math import round as round_op
+from gradflow.ops.math import floor, round as round_op
 from gradflow.ops.common import REAL_NUMERIC, apply_op, check_dtype_in, static_ints
 from gradflow.ops.primitives import (cast, floordiv, maximum, minimum, reshape,
                                      shape as shape_op, stack)
@@ -643,18 +643,23 @@ def resize_image_with_pad(image, target_height: int, target_width: int,
         _check_positive(target_width, "target_width must be > 0.")
         _check_positive(target_height, "target_height must be > 0.")
         _, height, width, _ = image_dimensions(image)
-        if not all(_static(v) for v in (height, width, target_height, target_width)):
-            raise ValueError("resize_image_with_pad: gradflow needs static image and target "
-                             "sizes (an unknown height or width is not supported)")
-        ratio = max(np.float32(width) / np.float32(target_width),
-                    np.float32(height) / np.float32(target_height))
-        new_height = np.float32(height) / ratio
-        new_width = np.float32(width) / ratio
-        pad_height = max(0, int(np.floor((np.float32(target_height) - new_height) / 2)))
-        pad_width = max(0, int(np.floor((np.float32(target_width) - new_width) / 2)))
-        resized = resize_images(image, [max(int(np.floor(new_height)), 1),
-                                        max(int(np.floor(new_width)), 1)],
-                                method=method, align_corners=align_corners)
+        if all(_static(v) for v in (height, width, target_height, target_width)):
+            ratio = max(np.float32(width) / np.float32(target_width),
+                        np.float32(height) / np.float32(target_height))
+            new_height = np.float32(height) / ratio
+            new_width = np.float32(width) / ratio
+            size = [int(np.floor(new_height)), int(np.floor(new_width))]
+            pad_height = max(0, int(np.floor((np.float32(target_height) - new_height) / 2)))
+            pad_width = max(0, int(np.floor((np.float32(target_width) - new_width) / 2)))
+        else:  # the same arithmetic with ops, in float32
+            have = [cast(_int32(v), dtypes.float32) for v in (height, width)]
+            want = [cast(_int32(v), dtypes.float32) for v in (target_height, target_width)]
+            ratio = maximum(have[1] / want[1], have[0] / want[0])
+            new = [have[0] / ratio, have[1] / ratio]
+            size = stack([cast(floor(v), dtypes.int32) for v in new])
+            pad_height, pad_width = (maximum(cast(floor((w - n) / 2.0), dtypes.int32), 0)
+                                     for w, n in zip(want, new, strict=True))
+        resized = resize_images(image, size, method=method, align_corners=align_corners)
         padded = pad_to_bounding_box(resized, pad_height, pad_width, target_height,
                                      target_width)
         return _unbatched(padded, was_batch)

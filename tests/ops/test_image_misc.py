@@ -99,7 +99,8 @@ def test_crops_and_pads_of_images_of_unknown_size():
                    gf.image.central_crop(x, 0.5),
                    gf.image.crop_to_bounding_box(x, 1, 2, 3, 3),
                    gf.image.pad_to_bounding_box(x, 1, 2, 9, 9),
-                   gf.image.resize_images(x, [12, 8], preserve_aspect_ratio=True)]
+                   gf.image.resize_images(x, [12, 8], preserve_aspect_ratio=True),
+                   gf.image.resize_image_with_pad(x, 4, 9)]
         assert outputs[0].shape.as_list() == [4, 8, 3]
         with gf.Session() as session:
             got = session.run(outputs, {x: IMAGE})
@@ -108,7 +109,8 @@ def test_crops_and_pads_of_images_of_unknown_size():
         static = [gf.image.resize_image_with_crop_or_pad(y, 4, 8), gf.image.central_crop(y, 0.5),
                   gf.image.crop_to_bounding_box(y, 1, 2, 3, 3),
                   gf.image.pad_to_bounding_box(y, 1, 2, 9, 9),
-                  gf.image.resize_images(y, [12, 8], preserve_aspect_ratio=True)]
+                  gf.image.resize_images(y, [12, 8], preserve_aspect_ratio=True),
+                  gf.image.resize_image_with_pad(y, 4, 9)]
         with gf.Session() as session:
             want = session.run(static)
     for a, b in zip(got, want, strict=True):
