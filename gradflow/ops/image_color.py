@@ -88,7 +88,7 @@ def convert_image_dtype(image, dtype, saturate: bool = False,
 
 
 # ---------------------------------------------------------------------- colour spaces
-def _linear_map(images, matrix: np.ndarray, name: Optional[str]) -> Tensor:
+def _linear_map(images, matrix: np.ndarray) -> Tensor:
     """Each pixel's channels times ``matrix`` (TF's ``Tensordot`` with a 'kernel')."""
     with atomic([images]):
         images = convert_to_tensor(images, name="images")
@@ -98,22 +98,22 @@ def _linear_map(images, matrix: np.ndarray, name: Optional[str]) -> Tensor:
 
 def rgb_to_yiq(images) -> Tensor:
     """RGB to YIQ (TF's matrix)."""
-    return _linear_map(images, _TO_YIQ, None)
+    return _linear_map(images, _TO_YIQ)
 
 
 def yiq_to_rgb(images) -> Tensor:
     """YIQ to RGB (TF's matrix)."""
-    return _linear_map(images, _FROM_YIQ, None)
+    return _linear_map(images, _FROM_YIQ)
 
 
 def rgb_to_yuv(images) -> Tensor:
     """RGB to YUV (TF's matrix)."""
-    return _linear_map(images, _TO_YUV, None)
+    return _linear_map(images, _TO_YUV)
 
 
 def yuv_to_rgb(images) -> Tensor:
     """YUV to RGB (TF's matrix)."""
-    return _linear_map(images, _FROM_YUV, None)
+    return _linear_map(images, _FROM_YUV)
 
 
 def rgb_to_grayscale(images, name: Optional[str] = None) -> Tensor:

@@ -2,10 +2,11 @@
 and pads built from slicing.
 
 Every resampling method is separable: along each spatial axis an output row is a
-weighted sum of a few input rows. The kernels build that (out, in) weight matrix once
-per axis (vectorised, from the sample positions TF uses) and apply it with two tensor
-products; a gradient is the same two products with the matrices transposed. Nearest
-neighbour gathers instead, so integer images keep their values.
+weighted sum of a few input rows. The bicubic and area kernels build that (out, in)
+weight matrix per axis (vectorised, from the sample positions TF uses) and apply it
+with two tensor products; every gradient is the same two products with the matrices
+transposed. Bilinear gathers the four neighbours and interpolates in float32 as TF
+does; nearest neighbour gathers, so integer images keep their values.
 """
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.graph import Tensor, op_scope, op_scope_graph
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
-from gradflow.ops.array import expand_dims, slice as slice_op, squeeze, pad
-from gradflow.ops.math import floor, round as round_op
+from gradflow.ops.array import expand_dims, pad, slice as slice_op, squeeze
 from gradflow.ops.common import REAL_NUMERIC, apply_op, check_dtype_in, static_ints
+from gradflow.ops.math import floor, round as round_op
 from gradflow.ops.primitives import (cast, floordiv, maximum, minimum, reshape,
                                      shape as shape_op, stack)
 
