@@ -114,8 +114,17 @@ def _overlaps_kernel(overlaps, scores, max_output_size, overlap_threshold, score
                               lambda i, kept: overlaps[i, kept])
 
 
-define_op("NonMaxSuppressionWithOverlaps", kernel=_overlaps_kernel,
-          infer=lambda inputs, attrs: [(dtypes.int32, TensorShape([None]))])
+def _infer_overlaps(inputs, attrs):
+    overlaps, scores = inputs[:2]
+    for t, rank, what in ((overlaps, 2, "overlaps"), (scores, 1, "scores")):
+        if t.shape.ndims not in (None, rank):
+            raise ValueError(f"Shape must be rank {rank} but is rank {t.shape.ndims} for "
+                             f"'{what}' of 'NonMaxSuppressionWithOverlaps' (input shape "
+                             f"{t.shape})")
+    return [(dtypes.int32, TensorShape([None]))]
+
+
+define_op("NonMaxSuppressionWithOverlaps", kernel=_overlaps_kernel, infer=_infer_overlaps)
 no_gradient_in_tf("NonMaxSuppressionWithOverlaps")
 
 

@@ -203,3 +203,42 @@ def test_cifar10_distorted_inputs_program_runs_unchanged():
         assert abs(image.mean()) < 1e-5 and abs(image.std() - 1) < 1e-4
     centre = pixels[4:28, 4:28].astype(np.float32)
     np.testing.assert_allclose(evaluate, (centre - centre.mean()) / centre.std(), atol=1e-5)
+
+
+# Arguments after the first, by parameter name, for calling every gf.image function.
+ARGS = {"size": [2, 2], "boxes": [[0, 0, 1, 1.0]], "scores": [1.0], "max_output_size": 1,
+        "box_ind": [0], "crop_size": [2, 2], "offset_height": 0, "offset_width": 0,
+        "target_height": 2, "target_width": 2, "central_fraction": 0.5, "delta": 0.1,
+        "contrast_factor": 1.5, "saturation_factor": 1.5, "max_delta": 0.1, "lower": 0.5,
+        "upper": 1.5, "dtype": gf.float32, "max_val": 1.0, "ksizes": [1, 1, 1, 1],
+        "sizes": [1, 1, 1, 1], "strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1],
+        "padding": "VALID", "bounding_boxes": [[[0, 0, 1, 1.0]]], "jpeg_quality": 50,
+        "min_jpeg_quality": 10, "max_jpeg_quality": 20, "offsets": [[0, 0.0]],
+        "max_output_size_per_class": 1, "max_total_size": 1}
+SECOND_IMAGE = {"b", "img2"}  # a pair's second image: the same bad tensor
+# shape-agnostic functions, which a float vector does not trouble (as in TF)
+ANY_SHAPE = {"adjust_brightness", "adjust_gamma", "convert_image_dtype", "random_brightness"}
+FUNCTIONS = sorted(name for name in dir(gf.image) if not name.startswith(("_", "decode"))
+                   and callable(getattr(gf.image, name))
+                   and not isinstance(getattr(gf.image, name), type))
+
+
+@pytest.mark.parametrize("bad", ["strings", "vector"])
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_every_function_refuses_a_bad_first_input_atomically(name, bad):
+    fn = getattr(gf.image, name)
+    graph = gf.Graph()
+    with graph.as_default():
+        value = gf.constant(["a", "b"] if bad == "strings" else [1.0, 2.0], name="value")
+        args = []
+        for i, (param, spec) in enumerate(inspect.signature(fn).parameters.items()):
+            if spec.default is not inspect.Parameter.empty:
+                break
+            args.append(value if i == 0 or param in SECOND_IMAGE else ARGS[param])
+        before = [op.name for op in graph.get_operations()]
+        if bad == "vector" and name in ANY_SHAPE:
+            fn(*args)
+            return
+        with pytest.raises((TypeError, ValueError, AttributeError)):
+            fn(*args)
+        assert [op.name for op in graph.get_operations()] == before
