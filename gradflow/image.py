@@ -7,14 +7,17 @@ from gradflow.ops.image_color import (  # noqa: F401
     convert_image_dtype, grayscale_to_rgb, hsv_to_rgb, per_image_standardization,
     random_brightness, random_contrast, random_hue, random_saturation, rgb_to_grayscale,
     rgb_to_hsv, rgb_to_yiq, rgb_to_yuv, yiq_to_rgb, yuv_to_rgb)
+from gradflow.ops.image_codecs import (  # noqa: F401
+    adjust_jpeg_quality, decode_and_crop_jpeg, decode_bmp, decode_gif, decode_webp, encode_jpeg,
+    encode_png, extract_jpeg_shape, random_jpeg_quality)
 from gradflow.ops.image_detection import (  # noqa: F401
     combined_non_max_suppression, non_max_suppression_overlaps)
 from gradflow.ops.image_ops import (  # noqa: F401
-    adjust_jpeg_quality, draw_bounding_boxes, encode_jpeg, encode_png, extract_glimpse,
-    extract_image_patches, extract_patches, flip_left_right, flip_up_down, image_gradients,
-    non_max_suppression, non_max_suppression_padded, non_max_suppression_with_scores, psnr,
-    random_crop, random_flip_left_right, random_flip_up_down, random_jpeg_quality, rot90,
-    sample_distorted_bounding_box, sobel_edges, ssim, ssim_multiscale, total_variation)
+    draw_bounding_boxes, extract_glimpse, extract_image_patches, extract_patches,
+    flip_left_right, flip_up_down, image_gradients, non_max_suppression,
+    non_max_suppression_padded, non_max_suppression_with_scores, psnr, random_crop,
+    random_flip_left_right, random_flip_up_down, rot90, sample_distorted_bounding_box,
+    sobel_edges, ssim, ssim_multiscale, total_variation)
 from gradflow.ops.image_ops import transpose_image  # noqa: F401
 from gradflow.ops.image_ops import transpose_image as transpose  # noqa: F401
 from gradflow.ops.image_resize import (  # noqa: F401

@@ -1,14 +1,13 @@
 """Image ops beyond resizing and colour: flips and rotations, random crops and flips,
 patches, box ops (non-max suppression, drawing, sampling distorted boxes), image
-metrics (total variation, gradients, Sobel edges, PSNR, SSIM) and PNG/JPEG encoding.
+metrics (total variation, gradients, Sobel edges, PSNR, SSIM) and glimpses.
 
 ``ExtractImagePatches``, the ``NonMaxSuppression*`` ops, ``DrawBoundingBoxes``,
-``SampleDistortedBoundingBoxV2`` and ``EncodePng``/``EncodeJpeg`` are primitives under
-TF's type names; the rest is composed from public ops, as TF composes it.
+``SampleDistortedBoundingBoxV2`` and ``ExtractGlimpse`` are primitives under TF's type
+names; the rest is composed from public ops, as TF composes it.
 """
 from __future__ import annotations
 
-import io
 import itertools
 from typing import Optional
 
@@ -30,23 +29,16 @@ from gradflow.ops.math import (abs as abs_op, floormod, greater_equal, less, log
                                reduce_all, reduce_mean, reduce_prod, reduce_sum,
                                round as round_op, squared_difference)
 from gradflow.ops.nn import avg_pool, depthwise_conv2d, relu
-from gradflow.ops.parsing_ops import decode_jpeg
 from gradflow.ops.primitives import cast, reshape, shape as shape_op, stack, subtract, zeros
 from gradflow.ops.random import get_seed, random_uniform
-
-try:
-    from PIL import Image
-except ImportError:  # the optional [image] extra
-    Image = None
 
 __all__ = ["flip_left_right", "flip_up_down", "random_flip_left_right",
            "random_flip_up_down", "rot90", "transpose_image", "random_crop",
            "extract_image_patches", "extract_patches", "non_max_suppression",
            "non_max_suppression_with_scores", "non_max_suppression_padded",
            "draw_bounding_boxes", "sample_distorted_bounding_box", "total_variation",
-           "image_gradients", "sobel_edges", "psnr", "ssim", "ssim_multiscale", "encode_png",
-           "encode_jpeg", "adjust_jpeg_quality", "random_jpeg_quality", "extract_glimpse",
-           "greedy_suppression", "box_iou"]
+           "image_gradients", "sobel_edges", "psnr", "ssim", "ssim_multiscale",
+           "extract_glimpse", "greedy_suppression", "box_iou"]
 
 _streams = itertools.count()  # names each sampling op's generator in a session
 
@@ -812,148 +804,6 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MS_SSIM_WEIGHTS,
         weights = convert_to_tensor(np.array(power_factors, np.float32), name="power_factors")
         combined = reduce_prod(pow_op(stacked, weights), [-1])
         return _per_image(reduce_mean(combined, [-1]), lead)
-
-
-# ----------------------------------------------------------------------------- encoding
-def _pillow(kind: str):
-    if Image is None:
-        raise errors.UnimplementedError(
-            None, None, f"encode_{kind} needs Pillow: install the image extra "
-                        "(pip install 'gradflow[image]')")
-    return Image
-
-
-_MODES = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}
-
-
-def _encode_png_kernel(image, *, compression):
-    pil = _pillow("png")
-    if image.shape[2] not in _MODES:
-        raise errors.InvalidArgumentError(None, None, "image must have 1, 2, 3, or 4 channels")
-    buffer = io.BytesIO()
-    if image.dtype == np.uint16:
-        if image.shape[2] != 1:
-            raise errors.InvalidArgumentError(
-                None, None, "encode_png: gradflow (Pillow) writes 16-bit PNGs with one "
-                            "channel only")
-        picture = pil.fromarray(np.ascontiguousarray(image[:, :, 0]))  # mode I;16
-    else:
-        data = image[:, :, 0] if image.shape[2] == 1 else image
-        picture = pil.fromarray(np.ascontiguousarray(data), _MODES[image.shape[2]])
-    level = 6 if compression < 0 else int(compression)
-    picture.save(buffer, format="PNG", compress_level=level)
-    return np.array(buffer.getvalue(), dtype=object)
-
-
-def _encode_jpeg_kernel(image, *, quality, format, progressive, optimize_size,
-                        chroma_downsampling, x_density, y_density, density_unit):
-    pil = _pillow("jpeg")
-    channels = image.shape[2]
-    mode = format or {1: "grayscale", 3: "rgb"}.get(channels)
-    if mode is None or {"grayscale": 1, "rgb": 3}[mode] != channels:
-        raise errors.InvalidArgumentError(
-            None, None, f"image must have 1 or 3 channels (matching format), got {channels}")
-    data = image[:, :, 0] if channels == 1 else image
-    picture = pil.fromarray(np.ascontiguousarray(data), "L" if channels == 1 else "RGB")
-    buffer = io.BytesIO()
-    picture.save(buffer, format="JPEG", quality=int(quality), progressive=bool(progressive),
-                 optimize=bool(optimize_size), subsampling=2 if chroma_downsampling else 0,
-                 dpi=(int(x_density), int(y_density)))
-    return np.array(buffer.getvalue(), dtype=object)
-
-
-def _encode_variable_kernel(images, quality):
-    return _encode_jpeg_kernel(images, quality=int(quality), format="", progressive=False,
-                               optimize_size=False, chroma_downsampling=True, x_density=300,
-                               y_density=300, density_unit="in")
-
-
-def _infer_encode(op_type: str, allowed: tuple):
-    def infer(inputs, attrs):
-        image = inputs[0]
-        check_dtype_in(image, allowed, op_type, "image")
-        if image.shape.ndims not in (None, 3):
-            raise ValueError(f"Shape must be rank 3 but is rank {image.shape.ndims} for "
-                             f"'{op_type}' (input shape {image.shape})")
-        return [(dtypes.string, TensorShape([]))]
-    return infer
-
-
-define_op("EncodePng", infer=_infer_encode("EncodePng", (dtypes.uint8, dtypes.uint16)),
-          kernel=_encode_png_kernel)
-define_op("EncodeJpeg", infer=_infer_encode("EncodeJpeg", (dtypes.uint8,)),
-          kernel=_encode_jpeg_kernel)
-define_op("EncodeJpegVariableQuality", kernel=_encode_variable_kernel,
-          infer=_infer_encode("EncodeJpegVariableQuality", (dtypes.uint8,)))
-no_gradient_in_tf("EncodeJpegVariableQuality")
-no_gradient_in_tf("EncodePng")
-no_gradient_in_tf("EncodeJpeg")
-
-
-def encode_png(image, compression: int = -1, name: Optional[str] = None) -> Tensor:
-    """PNG bytes of a uint8 (or 1-channel uint16) image [H, W, C] (Pillow)."""
-    if not -1 <= int(compression) <= 9:
-        raise ValueError(f"compression must be in [-1, 9], got {compression}")
-    with op_scope(name, "EncodePng", [image]) as scope:
-        image = convert_to_tensor(image, name="image")
-        return apply_op("EncodePng", [image], name=scope, compression=int(compression))
-
-
-def encode_jpeg(image, format: str = "", quality: int = 95,  # noqa: A002 - TF's name
-                progressive: bool = False, optimize_size: bool = False,
-                chroma_downsampling: bool = True, density_unit: str = "in",
-                x_density: int = 300, y_density: int = 300, xmp_metadata: str = "",
-                name: Optional[str] = None) -> Tensor:
-    """JPEG bytes of a uint8 image [H, W, 1 or 3] (Pillow's encoder: the bytes differ
-    from TF's libjpeg output; decoded pixels agree within JPEG's loss)."""
-    if format not in ("", "grayscale", "rgb"):
-        raise ValueError(f"format must be '', 'grayscale' or 'rgb', got {format!r}")
-    if not 0 <= int(quality) <= 100:
-        raise ValueError(f"quality must be in [0, 100], got {quality}")
-    if density_unit != "in" or xmp_metadata:
-        raise ValueError("encode_jpeg: density_unit other than 'in' and xmp_metadata are not "
-                         "supported by gradflow")
-    with op_scope(name, "EncodeJpeg", [image]) as scope:
-        image = convert_to_tensor(image, name="image")
-        return apply_op("EncodeJpeg", [image], name=scope, quality=int(quality), format=format,
-                        progressive=bool(progressive), optimize_size=bool(optimize_size),
-                        chroma_downsampling=bool(chroma_downsampling),
-                        x_density=int(x_density), y_density=int(y_density),
-                        density_unit=density_unit)
-
-
-def adjust_jpeg_quality(image, jpeg_quality, dct_method: str = "",
-                        name: Optional[str] = None) -> Tensor:
-    """``image`` after a JPEG round trip at ``jpeg_quality`` (0-100, an int or a scalar int32
-    tensor), in its own dtype (Pillow's codec: pixels agree with TF's within JPEG's loss)."""
-    with op_scope(name, "adjust_jpeg_quality", [image]):
-        image = convert_to_tensor(image, name="image")
-        channels = image.shape.as_tuple()[-1] if image.shape.ndims else None
-        if channels not in (1, 3):
-            raise ValueError(f"adjust_jpeg_quality: the image needs a static depth of 1 or 3, "
-                             f"got shape {image.shape}")
-        original = image.dtype
-        pixels = convert_image_dtype(image, dtypes.uint8, saturate=True)
-        if not isinstance(jpeg_quality, Tensor):
-            jpeg_quality = convert_to_tensor(jpeg_quality, dtype=dtypes.int32)
-        encoded = apply_op("EncodeJpegVariableQuality", [pixels, jpeg_quality],
-                           name="EncodeJpegVariableQuality")
-        decoded = decode_jpeg(encoded, channels=channels, dct_method=dct_method)
-        return convert_image_dtype(decoded, original, saturate=True)
-
-
-def random_jpeg_quality(image, min_jpeg_quality: int, max_jpeg_quality: int,
-                        seed: Optional[int] = None) -> Tensor:
-    """``adjust_jpeg_quality`` at a quality drawn uniformly from [min, max)."""
-    if min(min_jpeg_quality, max_jpeg_quality) < 0 or max(min_jpeg_quality,
-                                                          max_jpeg_quality) > 100:
-        raise ValueError("jpeg encoding range must be between 0 and 100.")
-    if min_jpeg_quality >= max_jpeg_quality:
-        raise ValueError("`min_jpeg_quality` must be less than `max_jpeg_quality`.")
-    with atomic([image]):
-        quality = random_uniform([], min_jpeg_quality, max_jpeg_quality, seed=seed,
-                                 dtype=dtypes.int32)
-        return adjust_jpeg_quality(image, quality)
 
 
 # ----------------------------------------------------------------------------- glimpses

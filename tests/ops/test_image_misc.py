@@ -8,11 +8,10 @@ import pytest
 import gradflow as gf
 from tf_fixtures import load_json
 
-# TF names gradflow leaves out (docs/image.md says why): decoders that belong to tf.io's
-# rework, and the rarer detection ops.
-NOT_PROVIDED = {"decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_jxl", "decode_webp",
-                "extract_jpeg_shape", "generate_bounding_box_proposals",
-                "is_jpeg"}
+# TF names gradflow leaves out (docs/image.md says why): JPEG XL (no decoder in Pillow),
+# is_jpeg (TF composes it of Substr, which the strings rework brings), and the region
+# proposals of Faster R-CNN.
+NOT_PROVIDED = {"decode_jxl", "generate_bounding_box_proposals", "is_jpeg"}
 IMAGE = np.random.default_rng(5).random((5, 6, 3)).astype(np.float32)
 
 
@@ -242,3 +241,32 @@ def test_every_function_refuses_a_bad_first_input_atomically(name, bad):
         with pytest.raises((TypeError, ValueError, AttributeError)):
             fn(*args)
         assert [op.name for op in graph.get_operations()] == before
+
+
+def test_decoders_refuse_bad_data_and_requests_when_run():
+    rng = np.random.default_rng(2)
+    pixels = (rng.random((4, 5, 3)) * 255).astype(np.uint8)
+    with gf.Graph().as_default():
+        png = gf.image.encode_png(pixels)
+        jpeg = gf.image.encode_jpeg(pixels)
+        calls = {
+            "Invalid BMP data": gf.image.decode_bmp(png),
+            "channels attribute 1": gf.image.decode_bmp(png, channels=1),
+            "Invalid GIF data": gf.image.decode_gif(jpeg),
+            "Invalid JPEG data": gf.image.extract_jpeg_shape(png),
+            "crop window": gf.image.decode_and_crop_jpeg(jpeg, [3, 3, 2, 2]),
+        }
+        crop = gf.image.decode_and_crop_jpeg(jpeg, [1, 1, 2, 3])
+        assert crop.shape.as_list() == [2, 3, None]
+        with gf.Session() as session:
+            for message, tensor in calls.items():
+                with pytest.raises(gf.errors.InvalidArgumentError, match=message):
+                    session.run(tensor)
+            whole, part = session.run([gf.image.decode_jpeg(jpeg), crop])
+            assert list(session.run(gf.image.extract_jpeg_shape(jpeg))) == [4, 5, 3]
+    np.testing.assert_array_equal(part, whole[1:3, 1:4])
+    with gf.Graph().as_default():
+        with pytest.raises(ValueError, match="ratio"):
+            gf.image.decode_and_crop_jpeg(b"", [0, 0, 1, 1], ratio=2)
+        with pytest.raises(TypeError, match="output_type"):
+            gf.image.extract_jpeg_shape(b"", output_type=gf.float32)

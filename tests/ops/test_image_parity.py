@@ -23,7 +23,8 @@ NAMES_DIFFER = {"crop_or_pad_mixed", "psnr", "psnr_uint8", "ssim", "ssim_same",
 # rot90 makes its rotation statically where TF always builds a cond: gradflow's static
 # shape is the exact one, TF's leaves height and width unknown.
 # JPEG round trips: Pillow's codec, not TF's libjpeg build (bytes differ, pixels nearly agree)
-JPEG_LOSS = {"adjust_jpeg_quality": 2 / 255, "adjust_jpeg_quality_uint8": 2}
+JPEG_LOSS = {"adjust_jpeg_quality": 2 / 255, "adjust_jpeg_quality_uint8": 2,
+             "decode_and_crop_jpeg": 4, "decode_and_crop_jpeg_gray": 2}
 SHAPES_FINER = {"rot90_1", "rot90_2", "rot90_3_batch"}
 
 
