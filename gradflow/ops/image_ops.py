@@ -68,7 +68,7 @@ def _random_flip(image, axis_3d: int, seed: Optional[int], default: str) -> Tens
             draw = random_uniform([], 0, 1.0, seed=seed)
             flip = less(draw, 0.5)
             return cond(flip, lambda: reverse(image, [axis_3d]), lambda: image)
-        batch = image_dimensions(image)[0]
+        batch = image_dimensions(image, (0,))[0]
         draw = random_uniform(stack([batch]) if isinstance(batch, Tensor) else [batch],
                               0, 1.0, seed=seed)
         flips = round_op(reshape(draw, stack([batch, 1, 1, 1]) if isinstance(batch, Tensor)
@@ -761,7 +761,7 @@ def ssim(img1, img2, max_val, filter_size: int = 11, filter_sigma: float = 1.5,
         a, b, dims, max_val = _ssim_inputs(img1, img2, max_val, filter_size, "ssim")
         index_map, _ = _ssim_parts(a, b, dims[-3:], max_val, filter_size, filter_sigma, k1,
                                    k2)
-        lead = image_dimensions(a)[:-3]
+        lead = image_dimensions(a, range(a.shape.ndims - 3))[:-3]
         if return_index_map:
             tail = index_map.shape.as_list()[1:]
             return index_map[0] if not lead else reshape(index_map, stack([*lead, *tail]))
@@ -779,7 +779,7 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MS_SSIM_WEIGHTS,
     the coarsest, combined as a weighted geometric mean, averaged over channels."""
     with op_scope(None, "MS-SSIM", [img1, img2]):
         a, b, dims, max_val = _ssim_inputs(img1, img2, max_val, filter_size, "ssim_multiscale")
-        lead = image_dimensions(a)[:-3]
+        lead = image_dimensions(a, range(a.shape.ndims - 3))[:-3]
         tail = tuple(dims[-3:])
         a, b = reshape(a, [-1, *tail]), reshape(b, [-1, *tail])
         terms = []

@@ -34,6 +34,9 @@ __all__ = ["ResizeMethod", "resize_images", "resize", "resize_bilinear",
 _RESIZE_TYPES = (dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32,
                  dtypes.int64, dtypes.float16, dtypes.bfloat16, dtypes.float32,
                  dtypes.float64)
+# TF's message lists its allowed types in this order, bfloat16 twice
+_RESIZE_TYPE_NAMES = ("int8, uint8, int16, uint16, int32, int64, bfloat16, float16, float32, "
+                      "float64, bfloat16")
 _GRAD_TYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 _CUBIC_TABLE = 1024  # TF samples the cubic kernel at this many fractional offsets
 
@@ -167,7 +170,8 @@ def _check_size(size: np.ndarray) -> tuple[int, int]:
     return height, width
 
 
-def _check_input(images: np.ndarray) -> None:
+def _check_input(images: np.ndarray, align_corners: bool, half_pixel_centers: bool) -> None:
+    _check_flags(align_corners, half_pixel_centers)
     if images.shape[1] <= 0 or images.shape[2] <= 0:
         raise errors.InvalidArgumentError(None, None, "input image must be of non-zero size")
 
@@ -181,7 +185,7 @@ def _apply_weights(images: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np
 def _linear_kernel(method: str):
     def kernel(images, size, *, align_corners, half_pixel_centers):
         height, width = _check_size(size)
-        _check_input(images)
+        _check_input(images, align_corners, half_pixel_centers)
         rows = _weights(method, images.shape[1], height, align_corners, half_pixel_centers)
         cols = _weights(method, images.shape[2], width, align_corners, half_pixel_centers)
         return _apply_weights(images.astype(np.float64), rows, cols).astype(np.float32)
@@ -201,7 +205,7 @@ def _linear_grad_kernel(method: str):
 def _bilinear_kernel(images, size, *, align_corners, half_pixel_centers):
     """Four gathers and TF's three lerps in float32 (columns first, then rows)."""
     height, width = _check_size(size)
-    _check_input(images)
+    _check_input(images, align_corners, half_pixel_centers)
     top, bottom, y_frac = _bilinear_taps(images.shape[1], height, align_corners,
                                          half_pixel_centers)
     left, right, x_frac = _bilinear_taps(images.shape[2], width, align_corners,
@@ -220,7 +224,7 @@ def _bilinear_kernel(images, size, *, align_corners, half_pixel_centers):
 
 def _nearest_kernel(images, size, *, align_corners, half_pixel_centers):
     height, width = _check_size(size)
-    _check_input(images)
+    _check_input(images, align_corners, half_pixel_centers)
     rows = _nearest_index(images.shape[1], height, align_corners, half_pixel_centers)
     cols = _nearest_index(images.shape[2], width, align_corners, half_pixel_centers)
     return images[:, rows][:, :, cols]
@@ -236,15 +240,16 @@ def _nearest_grad_kernel(grads, size, *, align_corners, half_pixel_centers):
 
 
 # ------------------------------------------------------------------------- inference
-def _check_flags(attrs) -> None:
-    if attrs["align_corners"] and attrs["half_pixel_centers"]:
-        raise ValueError("If half_pixel_centers is True, align_corners must be False.")
+def _check_flags(align_corners: bool, half_pixel_centers: bool) -> None:
+    """TF checks the pair when the op runs."""
+    if align_corners and half_pixel_centers:
+        raise errors.InvalidArgumentError(
+            None, None, "If half_pixel_centers is True, align_corners must be False.")
 
 
 def _infer_resize(out_dtype: Optional[dtypes.DType]):
     def infer(inputs, attrs):
         images, size = inputs
-        _check_flags(attrs)
         if images.shape.ndims not in (None, 4):
             raise ValueError(f"Shape must be rank 4 but is rank {images.shape.ndims} for "
                              f"'images' (input shape {images.shape})")
@@ -342,13 +347,18 @@ def check_image(image, what: str = "image", ranks: tuple = (3, 4)) -> Tensor:
     return image
 
 
-def image_dimensions(image: Tensor) -> list:
-    """Each dimension of ``image``: a Python int where static, else a scalar int32 tensor."""
-    dims = image.shape.as_tuple()
-    if all(d is not None for d in dims):
-        return list(dims)
-    dynamic = shape_op(image)
-    return [d if d is not None else dynamic[i] for i, d in enumerate(dims)]
+def image_dimensions(image: Tensor, needed=None) -> list:
+    """Each dimension of ``image``: a Python int where static, else (for the ``needed``
+    axes, default all) a scalar int32 tensor; other unknown dimensions stay None. The
+    ``Shape`` op is made only when a needed dimension is unknown, as TF makes it."""
+    dims = list(image.shape.as_tuple())
+    needed = range(len(dims)) if needed is None else [i % len(dims) for i in needed]
+    missing = [i for i in needed if dims[i] is None]
+    if missing:
+        dynamic = shape_op(image)
+        for i in missing:
+            dims[i] = dynamic[i]
+    return dims
 
 
 def _batched(image: Tensor) -> tuple[Tensor, bool]:
@@ -419,7 +429,7 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
         _check_nonnegative(offsets[0], "offset_height must be >= 0.")
         _check_positive(targets[1], "target_width must be > 0.")
         _check_positive(targets[0], "target_height must be > 0.")
-        _, height, width, _ = image_dimensions(image)
+        _, height, width, _ = image_dimensions(image, (1, 2))
         for size, offset, target, what in ((width, offsets[1], targets[1], "width"),
                                            (height, offsets[0], targets[0], "height")):
             if _static(size) and _static(offset) and _static(target) \
@@ -442,7 +452,7 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
                    _int_arg(offset_width, "offset_width")]
         targets = [_int_arg(target_height, "target_height"),
                    _int_arg(target_width, "target_width")]
-        _, height, width, _ = image_dimensions(image)
+        _, height, width, _ = image_dimensions(image, (1, 2))
         after = []
         for size, offset, target in ((height, offsets[0], targets[0]),
                                      (width, offsets[1], targets[1])):
@@ -481,7 +491,7 @@ def resize_image_with_crop_or_pad(image, target_height, target_width) -> Tensor:
         target_width = _int_arg(target_width, "target_width")
         _check_positive(target_width, "target_width must be > 0.")
         _check_positive(target_height, "target_height must be > 0.")
-        _, height, width, _ = image_dimensions(image)
+        _, height, width, _ = image_dimensions(image, (1, 2))
         offsets = {}
         for axis, size, target in (("h", height, target_height), ("w", width, target_width)):
             if _static(size) and _static(target):
@@ -510,7 +520,7 @@ def central_crop(image, central_fraction: float) -> Tensor:
             raise ValueError("central_fraction must be within (0, 1]")
         if fraction == 1.0:
             return image
-        dims = image_dimensions(image)
+        dims = image_dimensions(image, (-3, -2))
         height, width = dims[-3], dims[-2]
         starts, sizes = [], []
         for size in (height, width):
@@ -534,7 +544,9 @@ def _resize_op(op_type: str, images, size, align_corners: bool, half_pixel_cente
                name) -> Tensor:
     """One ``Resize*`` op on a batch; ``name`` is the exact op name (ends in '/')."""
     images = convert_to_tensor(images, name="images")
-    check_dtype_in(images, _RESIZE_TYPES, op_type, "images")
+    if images.dtype not in _RESIZE_TYPES:
+        raise TypeError(f"Value passed to parameter 'images' has DataType {images.dtype.name} "
+                        f"not in list of allowed values: {_RESIZE_TYPE_NAMES}")
     size = convert_to_tensor(size, dtype=dtypes.int32, name="size")
     return apply_op(op_type, [images, size], name=name, align_corners=bool(align_corners),
                     half_pixel_centers=bool(half_pixel_centers))
@@ -610,7 +622,7 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
             raise ValueError("'images' must have either 3 or 4 dimensions.")
         op_type = _method_op(method)
         images, was_batch = _batched(images)
-        _, height, width, _ = image_dimensions(images)
+        _, height, width, _ = image_dimensions(images, (1, 2))
         try:
             if not isinstance(size, Tensor) and np.asarray(size).dtype.kind not in "iu":
                 raise TypeError("size")
@@ -643,7 +655,7 @@ def resize_image_with_pad(image, target_height: int, target_width: int,
         target_width = _int_arg(target_width, "target_width")
         _check_positive(target_width, "target_width must be > 0.")
         _check_positive(target_height, "target_height must be > 0.")
-        _, height, width, _ = image_dimensions(image)
+        _, height, width, _ = image_dimensions(image, (1, 2))
         if all(_static(v) for v in (height, width, target_height, target_width)):
             ratio = max(np.float32(width) / np.float32(target_width),
                         np.float32(height) / np.float32(target_height))

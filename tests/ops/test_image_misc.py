@@ -63,8 +63,6 @@ BAD_CALLS = {
     "grayscale channels": (ValueError, lambda x: gf.image.grayscale_to_rgb(x.image)),
     "crop_and_resize method": (ValueError, lambda x: gf.image.crop_and_resize(
         x.batch, [[0, 0, 1, 1.0]], [0], [2, 2], method="bicubic")),
-    "resize flags": (ValueError, lambda x: gf.image.resize_bilinear(
-        x.batch, [2, 2], align_corners=True, half_pixel_centers=True)),
     "batched padded nms": (ValueError, lambda x: gf.image.non_max_suppression_padded(
         np.zeros((2, 3, 4), np.float32), np.zeros((2, 3), np.float32), 2)),
 }
@@ -143,6 +141,30 @@ def test_encoders_refuse_what_they_cannot_encode():
         with gf.Session() as session:
             with pytest.raises(gf.errors.InvalidArgumentError, match="1 or 3 channels"):
                 session.run(two)
+
+
+def test_resize_refuses_both_corner_conventions_when_run_as_tf():
+    with gf.Graph().as_default():
+        y = gf.image.resize_bilinear(IMAGE[None], [2, 2], align_corners=True,
+                                     half_pixel_centers=True)
+        with gf.Session() as session:
+            with pytest.raises(gf.errors.InvalidArgumentError,
+                               match="If half_pixel_centers is True, align_corners must be "
+                                     "False."):
+                session.run(y)
+
+
+def test_resize_of_an_unknown_batch_makes_no_shape_op():
+    with gf.Graph().as_default() as graph:
+        x = gf.placeholder(gf.float32, [None, 3, 4, 2], name="x")
+        y = gf.image.resize_images(x, (5, 7))
+        assert [op.name for op in graph.get_operations()] == ["x", "resize/size",
+                                                             "resize/ResizeBilinear"]
+        assert y.shape.as_list() == [None, 5, 7, 2]
+        strings = gf.placeholder(gf.string, [1, 2, 2, 1])
+        with pytest.raises(TypeError, match="^Value passed to parameter 'images' has DataType "
+                                            "string not in list of allowed values: int8, "):
+            gf.image.resize_bilinear(strings, [2, 2])
 
 
 def test_resize_methods_and_names():
