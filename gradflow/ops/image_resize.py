@@ -19,7 +19,7 @@ from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.graph import Tensor, op_scope, op_scope_graph
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
-from gradflow.ops.array import expand_dims, pad, slice as slice_op, squeeze
+from gradflow.ops.array import expand_dims, identity, pad, slice as slice_op, squeeze
 from gradflow.ops.common import REAL_NUMERIC, apply_op, check_dtype_in, static_ints
 from gradflow.ops.math import floor, round as round_op
 from gradflow.ops.primitives import (cast, floordiv, maximum, minimum, reshape,
@@ -505,6 +505,8 @@ def resize_image_with_crop_or_pad(image, target_height, target_width) -> Tensor:
                                        _minimum(target_width, width))
         resized = pad_to_bounding_box(cropped, offsets["h"][1], offsets["w"][1],
                                       target_height, target_width)
+        # TF's result passes through the Identity that holds its shape checks
+        resized = identity(resized, name="control_dependency_1")
         return _unbatched(resized, was_batch)
 
 
