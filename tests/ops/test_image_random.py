@@ -10,7 +10,7 @@ import gradflow as gf
 from tf_fixtures import load_json
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "fixtures" / "tf"))
-from image_cases import SAMPLER_DRAWS, SAMPLERS  # noqa: E402
+from image_cases import RANDOM, SAMPLER_DRAWS, SAMPLERS, inputs, tensors  # noqa: E402
 
 IMAGE = np.random.default_rng(3).random((5, 6, 3)).astype(np.float32)
 BATCH = np.random.default_rng(4).random((64, 3, 4, 1)).astype(np.float32)
@@ -161,3 +161,20 @@ def test_sample_distorted_bounding_box_draws_like_tf(key):
     error = np.sqrt(std ** 2 / len(draws) + tf_std ** 2 / SAMPLER_DRAWS)
     assert np.all(np.abs(mean - tf_mean) <= 4 * error), (mean, tf_mean)
     np.testing.assert_allclose(std, tf_std, rtol=0.1)
+
+
+# gradflow's cond names its result <scope>/cond/If where TF1's makes <scope>/Merge
+COND_RESULT = {"random_flip_left_right", "random_flip_up_down"}
+
+
+@pytest.mark.parametrize("key", sorted(RANDOM))
+def test_random_ops_names_shapes_and_dtypes_match_tf(key):
+    recorded = load_json("image")["random"][key]
+    with gf.Graph().as_default():
+        y = RANDOM[key](gf, tensors(gf, inputs()))
+    assert y.dtype.name == recorded["dtype"]
+    assert (y.shape.as_list() if y.shape.ndims is not None else None) == recorded["shape"]
+    if key in COND_RESULT:
+        assert y.name == recorded["name"].replace("/Merge:0", "/cond/If:0")
+    else:
+        assert y.name == recorded["name"]
