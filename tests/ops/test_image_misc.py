@@ -10,7 +10,7 @@ from tf_fixtures import load_json
 
 # TF names gradflow leaves out (docs/image.md says why): JPEG XL (no decoder in Pillow),
 # is_jpeg (TF composes it of Substr, which the strings rework brings), and the region
-# proposals of Faster R-CNN.
+# proposals of Faster R-CNN (TF has only a GPU kernel for them).
 NOT_PROVIDED = {"decode_jxl", "generate_bounding_box_proposals", "is_jpeg"}
 IMAGE = np.random.default_rng(5).random((5, 6, 3)).astype(np.float32)
 
