@@ -18,8 +18,8 @@ from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.graph import Tensor, control_dependencies, op_scope
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
-from gradflow.ops.array import (concat, identity, pad, reverse, slice as slice_op, transpose,
-                                unsorted_segment_sum)
+from gradflow.ops.array import (concat, identity, pad, reverse, slice as slice_op, tile,
+                                transpose, unsorted_segment_sum)
 from gradflow.ops.common import REAL_NUMERIC, apply_op, check_dtype_in, static_ints
 from gradflow.ops.functional import cond
 from gradflow.ops.image_color import convert_image_dtype
@@ -669,22 +669,21 @@ _SOBEL = np.array([[[-1, -2, -1], [0, 0, 0], [1, 2, 1]],
 
 
 def sobel_edges(image) -> Tensor:
-    """Sobel responses [N, H, W, C, 2] (dy, dx) of a batch, reflecting at the borders."""
+    """Sobel responses [N, H, W, C, 2] (dy, dx) of a batch, reflecting at the borders
+    (the two kernels tiled over the channels, as TF builds them; any depth)."""
     with atomic([image]):
         image = convert_to_tensor(image, name="image")
         if image.shape.ndims not in (None, 4):
             raise ValueError(f"Shape must be rank 4 but is rank {image.shape.ndims} for "
                              f"'MirrorPad' (input shape {image.shape})")
-        depth = image.shape.as_tuple()[3] if image.shape.ndims else None
-        if depth is None:
-            raise ValueError("sobel_edges: gradflow needs the static depth of the images")
-        kernels = np.transpose(_SOBEL, (1, 2, 0))[:, :, None, :]
-        filters = convert_to_tensor(np.tile(kernels, (1, 1, depth, 1))
-                                    .astype(image.dtype.as_numpy_dtype), name="sobel_filters")
+        dims = image_dimensions(image)
+        kernels = convert_to_tensor(np.transpose(_SOBEL, (1, 2, 0))[:, :, None, :]
+                                    .astype(image.dtype.as_numpy_dtype))
+        filters = tile(kernels, stack([1, 1, dims[3], 1]) if isinstance(dims[3], Tensor)
+                       else [1, 1, dims[3], 1], name="sobel_filters")
         padded = pad(image, [[0, 0], [1, 1], [1, 1], [0, 0]], mode="REFLECT")
         edges = depthwise_conv2d(padded, filters, [1, 1, 1, 1], "VALID")
-        dims = image_dimensions(image)
-        return reshape(edges, stack([dims[0], dims[1], dims[2], depth, 2]))
+        return reshape(edges, stack([*dims, 2]))
 
 
 def psnr(a, b, max_val, name: Optional[str] = None) -> Tensor:

@@ -114,6 +114,19 @@ def test_crops_and_pads_of_images_of_unknown_size():
         np.testing.assert_allclose(a, b)
 
 
+def test_sobel_edges_of_images_of_unknown_shape():
+    batch = np.random.default_rng(4).random((2, 5, 6, 3)).astype(np.float32)
+    with gf.Graph().as_default():
+        x = gf.placeholder(gf.float32, [None, None, None, None])
+        dynamic = gf.image.sobel_edges(x)
+        static = gf.image.sobel_edges(gf.constant(batch))
+        assert dynamic.shape.as_list() == [None] * 4 + [2]
+        assert static.shape.as_list() == [2, 5, 6, 3, 2]
+        with gf.Session() as session:
+            got, want = session.run([dynamic, static], {x: batch})
+    np.testing.assert_array_equal(got, want)
+
+
 def test_png_round_trip_is_exact_and_jpeg_is_close():
     rng = np.random.default_rng(1)
     pixels = (rng.random((6, 7, 3)) * 255).astype(np.uint8)
