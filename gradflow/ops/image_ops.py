@@ -710,18 +710,21 @@ def _gaussian(size: int, sigma: float) -> np.ndarray:
     return (g / g.sum()).astype(np.float32)
 
 
-def _ssim_inputs(img1, img2, max_val, filter_size: int, what: str):
-    """Both images as float32, their static [..., H, W, C] dims, and max_val as float32."""
+def _ssim_inputs(img1, img2, max_val, filter_size: int, what: str, static: bool):
+    """Both images as float32, their [..., H, W, C] dims (ints where known, else scalar
+    tensors; all ints when ``static`` is asked for) and max_val as float32."""
     a = convert_image_dtype(convert_to_tensor(img1, name="img1"), dtypes.float32)
     b = convert_image_dtype(convert_to_tensor(img2, name="img2"), dtypes.float32)
-    dims = a.shape.as_tuple()
-    if dims is None or len(dims) < 3 or any(d is None for d in dims[-3:]):
-        raise ValueError(f"{what}: gradflow needs images of static rank, height, width and "
-                         f"depth, got {a.shape}")
+    if a.shape.ndims is None or a.shape.ndims < 3:
+        raise ValueError(f"{what}: the images need a known rank of at least 3, got {a.shape}")
+    if static and any(d is None for d in a.shape.as_tuple()[-3:]):
+        raise ValueError(f"{what}: gradflow needs images of static height, width and depth, "
+                         f"got {a.shape}")
     if not a.shape.is_compatible_with(b.shape):
         raise ValueError(f"Shapes {a.shape} and {b.shape} are incompatible for {what}")
+    dims = image_dimensions(a, (-3, -2, -1))
     for size in dims[-3:-1]:
-        if size < filter_size:
+        if _is_int(size) and size < filter_size:
             raise ValueError(f"Negative dimension size caused by subtracting {filter_size} "
                              f"from {size} in {what}'s filter")
     return a, b, dims, convert_image_dtype(cast(max_val, a.dtype), dtypes.float32)
@@ -731,12 +734,12 @@ def _ssim_parts(a: Tensor, b: Tensor, tail: tuple, max_val: Tensor, filter_size:
                 filter_sigma: float, k1: float, k2: float) -> tuple[Tensor, Tensor]:
     """SSIM's index map and contrast-structure map of images flattened to [-1, H, W, C]
     (Gaussian window, VALID positions)."""
-    window = np.tile(_gaussian(filter_size, filter_sigma)[:, :, None, None],
-                     (1, 1, tail[2], 1))
-    kernel = convert_to_tensor(window)
+    window = convert_to_tensor(_gaussian(filter_size, filter_sigma)[:, :, None, None])
+    kernel = tile(window, _int_vector([1, 1, tail[2], 1]))
+    flat = _int_vector([-1, *tail])
 
     def blur(x):
-        return depthwise_conv2d(reshape(x, [-1, *tail]), kernel, [1, 1, 1, 1], "VALID")
+        return depthwise_conv2d(reshape(x, flat), kernel, [1, 1, 1, 1], "VALID")
 
     c1 = (k1 * max_val) ** 2
     c2 = (k2 * max_val) ** 2
@@ -748,6 +751,15 @@ def _ssim_parts(a: Tensor, b: Tensor, tail: tuple, max_val: Tensor, filter_size:
     return luminance * structure, structure
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer))
+
+
+def _int_vector(items: list):
+    """A shape from ints and scalar tensors: the list itself when all are ints."""
+    return items if all(_is_int(v) for v in items) else stack(items)
+
+
 def _per_image(values: Tensor, lead: list) -> Tensor:
     """[-1] per-image values back under the images' leading dims (ints or tensors)."""
     return values[0] if not lead else reshape(values, stack(lead))
@@ -757,14 +769,22 @@ def ssim(img1, img2, max_val, filter_size: int = 11, filter_sigma: float = 1.5,
          k1: float = 0.01, k2: float = 0.03, return_index_map: bool = False) -> Tensor:
     """Structural similarity of each image pair (Gaussian window, VALID positions)."""
     with op_scope(None, "SSIM", [img1, img2]):
-        a, b, dims, max_val = _ssim_inputs(img1, img2, max_val, filter_size, "ssim")
+        a, b, dims, max_val = _ssim_inputs(img1, img2, max_val, filter_size, "ssim", False)
         index_map, _ = _ssim_parts(a, b, dims[-3:], max_val, filter_size, filter_sigma, k1,
                                    k2)
         lead = image_dimensions(a, range(a.shape.ndims - 3))[:-3]
-        if return_index_map:
-            tail = index_map.shape.as_list()[1:]
-            return index_map[0] if not lead else reshape(index_map, stack([*lead, *tail]))
-        return _per_image(reduce_mean(index_map, [-3, -2, -1]), lead)
+        if lead:  # the maps back under the images' leading dimensions
+            index_map = reshape(index_map, _int_vector([*lead, *_map_dims(index_map)]))
+        else:
+            index_map = index_map[0]
+        if return_index_map:  # TF's map averages the channels
+            return reduce_mean(index_map, [-1])
+        return reduce_mean(reduce_mean(index_map, [-3, -2]), [-1])
+
+
+def _map_dims(index_map: Tensor) -> list:
+    """The [H', W', C] of a flat [-1, H', W', C] map: ints where known, else tensors."""
+    return image_dimensions(index_map, (1, 2, 3))[1:]
 
 
 _MS_SSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
@@ -777,7 +797,8 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MS_SSIM_WEIGHTS,
     (each a 2x2 average pool of the last, odd sizes padded symmetrically) and the SSIM of
     the coarsest, combined as a weighted geometric mean, averaged over channels."""
     with op_scope(None, "MS-SSIM", [img1, img2]):
-        a, b, dims, max_val = _ssim_inputs(img1, img2, max_val, filter_size, "ssim_multiscale")
+        a, b, dims, max_val = _ssim_inputs(img1, img2, max_val, filter_size,
+                                           "ssim_multiscale", True)
         lead = image_dimensions(a, range(a.shape.ndims - 3))[:-3]
         tail = tuple(dims[-3:])
         a, b = reshape(a, [-1, *tail]), reshape(b, [-1, *tail])

@@ -127,6 +127,22 @@ def test_sobel_edges_of_images_of_unknown_shape():
     np.testing.assert_array_equal(got, want)
 
 
+def test_ssim_of_images_of_unknown_shape():
+    rng = np.random.default_rng(6)
+    a, b = (rng.random((2, 12, 12, 3)).astype(np.float32) for _ in range(2))
+    with gf.Graph().as_default():
+        x = gf.placeholder(gf.float32, [None, None, None, None])
+        y = gf.placeholder(gf.float32, [None, None, None, None])
+        dynamic = [gf.image.ssim(x, y, 1.0), gf.image.ssim(x, y, 1.0, return_index_map=True)]
+        static = [gf.image.ssim(a, b, 1.0), gf.image.ssim(a, b, 1.0, return_index_map=True)]
+        assert static[1].shape.as_list() == [2, 2, 2]
+        with gf.Session() as session:
+            got = session.run(dynamic, {x: a, y: b})
+            want = session.run(static)
+    for value, expected in zip(got, want, strict=True):
+        np.testing.assert_allclose(value, expected, rtol=1e-6)
+
+
 def test_png_round_trip_is_exact_and_jpeg_is_close():
     rng = np.random.default_rng(1)
     pixels = (rng.random((6, 7, 3)) * 255).astype(np.uint8)
