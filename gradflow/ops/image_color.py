@@ -376,11 +376,11 @@ def adjust_gamma(image, gamma=1, gain=1) -> Tensor:
 
 
 def per_image_standardization(image) -> Tensor:
-    """Each image minus its mean, over its standard deviation (at least 1/sqrt(pixels))."""
+    """Each image minus its mean, over its standard deviation (at least 1/sqrt(pixels)),
+    in float32 (TF converts any input dtype)."""
     with op_scope(None, "per_image_standardization", [image]) as scope:
         image = check_image(image)
-        if not image.dtype.is_floating:
-            image = convert_image_dtype(image, dtypes.float32)
+        image = convert_image_dtype(image, dtypes.float32)  # float32 whatever comes in
         pixels = reduce_prod(shape_op(image)[-3:])
         mean = reduce_mean(image, axis=[-1, -2, -3], keepdims=True)
         stddev = reduce_std(image, axis=[-1, -2, -3], keepdims=True)

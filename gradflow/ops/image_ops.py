@@ -449,6 +449,8 @@ def _draw_kernel(images, boxes, colors=None):
     _, height, width, depth = images.shape
     palette = _PALETTE if colors is None or colors.size == 0 else \
         np.asarray(colors, np.float32).reshape(-1, colors.shape[-1])
+    if depth == 1 and (colors is None or colors.size == 0):
+        palette = np.ones((1, 1), np.float32)  # TF draws every box white on a grey image
     if palette.shape[1] < depth:
         raise errors.InvalidArgumentError(None, None, "colors must provide a value for every "
                                                       "channel of the images")

@@ -71,15 +71,20 @@ def test_rgb_to_hsv_gradient():
     lambda x: gf.image.transpose(x),
     lambda x: gf.image.resize_image_with_crop_or_pad(x, 3, 7),
     lambda x: gf.image.central_crop(x, 0.6),
-    lambda x: gf.image.per_image_standardization(x),
     lambda x: gf.image.rgb_to_yiq(x),
     lambda x: gf.image.image_gradients(x)[1],
     lambda x: gf.image.sobel_edges(x),
 ], ids=["total_variation", "flip", "rot90", "transpose", "crop_or_pad", "central_crop",
-        "standardization", "yiq", "image_gradients", "sobel"])
+        "yiq", "image_gradients", "sobel"])
 def test_composed_ops_gradients(build):
     x = RNG.random((2, 4, 5, 3))
     assert gradient_error(build, [x]) < 1e-6
+
+
+def test_per_image_standardization_gradient():
+    # TF standardises in float32 whatever the input, so the differences are float32's
+    x = RNG.random((2, 4, 5, 3))
+    assert gradient_error(gf.image.per_image_standardization, [x], delta=1e-2) < 2e-4
 
 
 @pytest.mark.parametrize("build,op_type", [
