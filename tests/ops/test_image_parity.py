@@ -18,15 +18,15 @@ INPUTS = inputs()
 # Cases whose result op TF names through internal steps gradflow builds differently
 # (documented in docs/image.md; TF 2.21's non_max_suppression_padded is a graph
 # function): only values, shapes and dtypes are compared.
-NAMES_DIFFER = {"psnr", "psnr_uint8", "ssim", "ssim_same",
-                "ssim_multiscale", "ssim_multiscale_small", "rot90_1", "rot90_2",
-                "rot90_3_batch", "rot90_tensor", "nms_padded_indices", "nms_padded_count"}
+NAMES_DIFFER = {"psnr", "psnr_double", "psnr_uint8", "ssim", "ssim_same", "ssim_multiscale",
+                "ssim_multiscale_small", "rot90_1", "rot90_2", "rot90_3_batch", "rot90_negative",
+                "rot90_tensor", "nms_padded_indices", "nms_padded_count"}
 # rot90 makes its rotation statically where TF always builds a cond: gradflow's static
 # shape is the exact one, TF's leaves height and width unknown.
+SHAPES_FINER = {"rot90_1", "rot90_2", "rot90_3_batch", "rot90_negative"}
 # JPEG round trips: Pillow's codec, not TF's libjpeg build (bytes differ, pixels nearly agree)
 JPEG_LOSS = {"adjust_jpeg_quality": 2 / 255, "adjust_jpeg_quality_uint8": 2,
              "decode_and_crop_jpeg": 4, "decode_and_crop_jpeg_gray": 2}
-SHAPES_FINER = {"rot90_1", "rot90_2", "rot90_3_batch"}
 
 
 def _build(build):
