@@ -92,7 +92,16 @@ def _encode_variable_kernel(images, quality):
 def _infer_encode(op_type: str, allowed: tuple):
     def infer(inputs, attrs):
         image = inputs[0]
-        check_dtype_in(image, allowed, op_type, "image")
+        if image.dtype not in allowed:
+            names = ", ".join(d.name for d in allowed)
+            if len(allowed) == 1:  # TF's words for an op of one input type
+                raise TypeError(f"Input 'image' of '{op_type}' Op has type {image.dtype.name} "
+                                f"that does not match expected type of {names}.")
+            raise TypeError(f"Value passed to parameter 'image' has DataType "
+                            f"{image.dtype.name} not in list of allowed values: {names}")
+        if image.shape.ndims is not None and image.shape.ndims < 3:
+            raise ValueError(f"Shape must be at least rank 3 but is rank {image.shape.ndims} "
+                             f"for '{op_type}' (input shape {image.shape})")
         if image.shape.ndims not in (None, 3):
             raise ValueError(f"Shape must be rank 3 but is rank {image.shape.ndims} for "
                              f"'{op_type}' (input shape {image.shape})")
@@ -331,7 +340,10 @@ for _op_type in ("DecodeBmp", "DecodeGif", "DecodeWebP", "DecodeAndCropJpeg",
     NotDifferentiable(_op_type)  # decoders take bytes: nothing to differentiate, as in TF
 
 
-def _contents(contents) -> Tensor:
+def _contents(contents, op_type: str) -> Tensor:
+    if isinstance(contents, Tensor) and contents.dtype is not dtypes.string:
+        raise TypeError(f"Input 'contents' of '{op_type}' Op has type {contents.dtype.name} "
+                        "that does not match expected type of string.")
     return convert_to_tensor(contents, dtype=dtypes.string, name="contents")
 
 
@@ -339,13 +351,14 @@ def decode_bmp(contents, channels: int = 0, name: Optional[str] = None) -> Tenso
     """Decodes a BMP image into a uint8 [height, width, channels] tensor (``channels`` 0:
     as stored; 3 or 4 convert)."""
     with op_scope(name, "DecodeBmp", [contents]) as scope:
-        return apply_op("DecodeBmp", [_contents(contents)], name=scope, channels=int(channels))
+        return apply_op("DecodeBmp", [_contents(contents, "DecodeBmp")], name=scope,
+                        channels=int(channels))
 
 
 def decode_gif(contents, name: Optional[str] = None) -> Tensor:
     """Decodes every frame of a GIF into a uint8 [frames, height, width, 3] tensor."""
     with op_scope(name, "DecodeGif", [contents]) as scope:
-        return apply_op("DecodeGif", [_contents(contents)], name=scope)
+        return apply_op("DecodeGif", [_contents(contents, "DecodeGif")], name=scope)
 
 
 def decode_webp(contents, channels: int = 0, dtype=dtypes.uint8,
@@ -356,7 +369,7 @@ def decode_webp(contents, channels: int = 0, dtype=dtypes.uint8,
         raise ValueError(f"channels must be 0, 3 or 4, got {channels}")
     dtype = dtypes.as_dtype(dtype)
     with op_scope(name, "DecodeWebP", [contents]) as scope:
-        return apply_op("DecodeWebP", [_contents(contents)], name=scope,
+        return apply_op("DecodeWebP", [_contents(contents, "DecodeWebP")], name=scope,
                         channels=int(channels), dtype=dtype)
 
 
@@ -375,8 +388,8 @@ def decode_and_crop_jpeg(contents, crop_window, channels: int = 0, ratio: int = 
         raise ValueError(f"channels must be 0, 1 or 3, got {channels}")
     with op_scope(name, "DecodeAndCropJpeg", [contents, crop_window]) as scope:
         window = convert_to_tensor(crop_window, dtype=dtypes.int32, name="crop_window")
-        return apply_op("DecodeAndCropJpeg", [_contents(contents), window], name=scope,
-                        channels=int(channels), dct_method=str(dct_method))
+        return apply_op("DecodeAndCropJpeg", [_contents(contents, "DecodeAndCropJpeg"), window],
+                        name=scope, channels=int(channels), dct_method=str(dct_method))
 
 
 def extract_jpeg_shape(contents, output_type=dtypes.int32, name: Optional[str] = None
@@ -386,5 +399,5 @@ def extract_jpeg_shape(contents, output_type=dtypes.int32, name: Optional[str] =
     if output_type not in (dtypes.int32, dtypes.int64):
         raise TypeError(f"output_type must be int32 or int64, got {output_type.name}")
     with op_scope(name, "ExtractJpegShape", [contents]) as scope:
-        return apply_op("ExtractJpegShape", [_contents(contents)], name=scope,
+        return apply_op("ExtractJpegShape", [_contents(contents, "ExtractJpegShape")], name=scope,
                         output_type=output_type)

@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from gradflow.framework import dtypes
+from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.graph import Tensor, op_scope
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
@@ -176,7 +176,10 @@ def _color_kernel(fn):
 def _infer_color(op_type: str):
     def infer(inputs, attrs):
         x = inputs[0]
-        check_dtype_in(x, FLOATING, op_type, "images")
+        if x.dtype not in FLOATING:
+            raise TypeError(f"Value passed to parameter 'images' has DataType {x.dtype.name} "
+                            "not in list of allowed values: float16, bfloat16, float32, "
+                            "float64")
         if x.shape.ndims == 0:
             raise ValueError(f"Shape must be at least rank 1 but is rank 0 for '{op_type}'")
         last = x.shape.as_tuple()[-1] if x.shape.ndims else None
@@ -260,6 +263,9 @@ def _contrast_kernel(images, contrast_factor):
 
 
 def _hsv_adjusted(images: np.ndarray, change) -> np.ndarray:
+    if images.shape[-1] != 3:  # TF's kernel checks this when it runs
+        raise errors.InvalidArgumentError(None, None, f"input must have 3 channels but "
+                                                      f"instead has {images.shape[-1]} channels.")
     hsv = _rgb_to_hsv(images.astype(np.float64))
     change(hsv)
     return _hsv_to_rgb(hsv).astype(images.dtype)
@@ -286,11 +292,6 @@ def _infer_adjust(op_type: str, rank: int):
             raise ValueError(f"Shape must be at least rank {rank} but is rank "
                              f"{images.shape.ndims} for '{op_type}' (input shape "
                              f"{images.shape})")
-        if op_type != "AdjustContrastv2" and images.shape.ndims:
-            last = images.shape.as_tuple()[-1]
-            if last not in (None, 3):
-                raise ValueError(f"Dimension must be 3 but is {last} for '{op_type}' "
-                                 f"(input shape {images.shape})")
         if factor.shape.ndims not in (None, 0):
             raise ValueError(f"Shape must be rank 0 but is rank {factor.shape.ndims} for "
                              f"the factor of '{op_type}'")
@@ -379,7 +380,7 @@ def per_image_standardization(image) -> Tensor:
     """Each image minus its mean, over its standard deviation (at least 1/sqrt(pixels)),
     in float32 (TF converts any input dtype)."""
     with op_scope(None, "per_image_standardization", [image]) as scope:
-        image = check_image(image)
+        image = check_image(image, any_rank=True)
         image = convert_image_dtype(image, dtypes.float32)  # float32 whatever comes in
         pixels = reduce_prod(shape_op(image)[-3:])
         mean = reduce_mean(image, axis=[-1, -2, -3], keepdims=True)

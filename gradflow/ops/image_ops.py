@@ -254,7 +254,8 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
     if ksizes is None or strides is None or rates is None or padding is None:
         raise ValueError("extract_image_patches needs sizes, strides, rates and padding")
     if padding not in ("SAME", "VALID"):
-        raise ValueError(f"padding must be 'SAME' or 'VALID', got {padding!r}")
+        raise ValueError(f"Attr 'padding' of 'ExtractImagePatches' Op passed string "
+                         f"'{padding}' not in: \"SAME\", \"VALID\".")
     attrs = {"ksizes": _four(ksizes, "ksizes"), "strides": _four(strides, "strides"),
              "rates": _four(rates, "rates"), "padding": padding}
     with op_scope(name, "ExtractImagePatches", [images]) as scope:
@@ -618,6 +619,10 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed: Optional[int
                                   dtypes.int64), "SampleDistortedBoundingBoxV2", "image_size")
             boxes = convert_to_tensor(bounding_boxes, dtype=dtypes.float32,
                                       name="bounding_boxes")
+            if boxes.shape.ndims not in (None, 3):
+                raise ValueError(f"Shape must be rank 3 but is rank {boxes.shape.ndims} for "
+                                 "'bounding_boxes' of 'SampleDistortedBoundingBoxV2' (input "
+                                 f"shape {boxes.shape})")
             covered = convert_to_tensor(min_object_covered, dtype=dtypes.float32,
                                         name="min_object_covered")
             graph_seed, op_seed = get_seed(seed)
@@ -694,9 +699,7 @@ def psnr(a, b, max_val, name: Optional[str] = None) -> Tensor:
     with op_scope(name, "PSNR", [a, b]):
         a = convert_to_tensor(a, name="a")
         b = convert_to_tensor(b, name="b")
-        if a.shape.ndims is not None and b.shape.ndims is not None and \
-                not a.shape[-3:].is_compatible_with(b.shape[-3:]):
-            raise ValueError(f"Shapes {a.shape} and {b.shape} are incompatible for psnr")
+        _check_pair(a, b)
         max_val = cast(max_val, a.dtype)
         max_val = convert_image_dtype(max_val, dtypes.float32)
         a = convert_image_dtype(a, dtypes.float32)
@@ -704,6 +707,17 @@ def psnr(a, b, max_val, name: Optional[str] = None) -> Tensor:
         mse = reduce_mean(squared_difference(a, b), [-3, -2, -1])
         return subtract(20 * log(max_val) / np.log(10.0), 10.0 / np.log(10.0) * log(mse),
                         name="psnr")
+
+
+def _check_pair(a: Tensor, b: Tensor) -> None:
+    """psnr's images must broadcast: TF's message for the first clash from the right."""
+    dims_a, dims_b = a.shape.as_tuple(), b.shape.as_tuple()
+    if dims_a is None or dims_b is None:
+        return
+    for p, q in zip(reversed(dims_a), reversed(dims_b)):
+        if None not in (p, q) and p != q and 1 not in (p, q):
+            raise ValueError(f"Dimensions must be equal, but are {p} and {q} for 'PSNR' "
+                             f"(shapes {a.shape} and {b.shape})")
 
 
 def _gaussian(size: int, sigma: float) -> np.ndarray:
@@ -722,8 +736,8 @@ def _ssim_inputs(img1, img2, max_val, filter_size: int, what: str, static: bool)
     if static and any(d is None for d in a.shape.as_tuple()[-3:]):
         raise ValueError(f"{what}: gradflow needs images of static height, width and depth, "
                          f"got {a.shape}")
-    if not a.shape.is_compatible_with(b.shape):
-        raise ValueError(f"Shapes {a.shape} and {b.shape} are incompatible for {what}")
+    if b.shape.ndims is not None and not a.shape[-3:].is_compatible_with(b.shape[-3:]):
+        raise ValueError(f"Shapes {a.shape[-3:]} and {b.shape[-3:]} are incompatible")
     dims = image_dimensions(a, (-3, -2, -1))
     for size in dims[-3:-1]:
         if _is_int(size) and size < filter_size:

@@ -256,9 +256,13 @@ def _infer_resize(out_dtype: Optional[dtypes.DType]):
         if size.dtype is not dtypes.int32:
             raise TypeError(f"Value passed to parameter 'size' has DataType "
                             f"{size.dtype.name} not in list of allowed values: int32")
-        if size.shape.ndims is not None and size.shape.as_list() != [2]:
-            raise ValueError(f"'size' must be a 1-D Tensor of 2 elements, got shape "
-                             f"{size.shape}")
+        if size.shape.ndims not in (None, 1):
+            raise ValueError(f"Shape must be rank 1 but is rank {size.shape.ndims} for 'size' "
+                             f"(input shape {size.shape})")
+        length = size.shape.as_tuple()[0] if size.shape.ndims == 1 else None
+        if length not in (None, 2):
+            raise ValueError(f"Dimension must be 2 but is {length} for 'size' (input shape "
+                             f"{size.shape})")
         values = static_ints(size)
         dims = images.shape.as_tuple() or (None, None, None, None)
         hw = tuple(values) if values is not None else (None, None)
@@ -334,16 +338,18 @@ def atomic(values):
     return op_scope_graph(values).atomic()
 
 
-def check_image(image, what: str = "image", ranks: tuple = (3, 4)) -> Tensor:
-    """Converts ``image`` and checks its static rank is one of ``ranks`` (TF's messages)."""
-    image = convert_to_tensor(image, name=what)
+def check_image(image, strict: bool = False, any_rank: bool = False) -> Tensor:
+    """Converts ``image`` and checks its static rank with TF's messages: 3 or 4 (a rank
+    below 3 is "not three-dimensional" unless ``strict``, as TF's bounding-box functions
+    say), or any rank from 3 (``any_rank``)."""
+    image = convert_to_tensor(image, name="image")
     ndims = image.shape.ndims
     if ndims is None:
-        raise ValueError(f"'{what}' contains no shape.")
-    if ranks == (3, 4) and ndims < 3:
-        raise ValueError(f"'{what}' (shape {image.shape}) must be at least three-dimensional.")
-    if ndims not in ranks:
-        raise ValueError(f"'{what}' (shape {image.shape}) must have either 3 or 4 dimensions.")
+        raise ValueError("'image' contains no shape.")
+    if ndims < 3 and not strict:
+        raise ValueError(f"'image' (shape {image.shape}) must be at least three-dimensional.")
+    if ndims not in (3, 4) and not (any_rank and ndims > 4):
+        raise ValueError(f"'image' (shape {image.shape}) must have either 3 or 4 dimensions.")
     return image
 
 
@@ -419,7 +425,7 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
     """The ``target_height`` x ``target_width`` window of ``image`` (3-D or 4-D) whose top
     left corner is at (``offset_height``, ``offset_width``)."""
     with op_scope(None, "crop_to_bounding_box", [image]):
-        image = check_image(image)
+        image = check_image(image, strict=True)
         image, was_batch = _batched(image)
         offsets = [_int_arg(offset_height, "offset_height"),
                    _int_arg(offset_width, "offset_width")]
@@ -446,7 +452,7 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
     """``image`` (3-D or 4-D) placed at (``offset_height``, ``offset_width``) on a zero
     canvas of ``target_height`` x ``target_width``."""
     with op_scope(None, "pad_to_bounding_box", [image]):
-        image = check_image(image)
+        image = check_image(image, strict=True)
         image, was_batch = _batched(image)
         offsets = [_int_arg(offset_height, "offset_height"),
                    _int_arg(offset_width, "offset_width")]
@@ -485,7 +491,7 @@ def _reshape_pairs(paddings: Tensor) -> Tensor:
 def resize_image_with_crop_or_pad(image, target_height, target_width) -> Tensor:
     """Crops ``image`` centrally and/or pads it with zeros evenly to the target size."""
     with op_scope(None, "resize_image_with_crop_or_pad", [image]):
-        image = check_image(image)
+        image = check_image(image, strict=True)
         image, was_batch = _batched(image)
         target_height = _int_arg(target_height, "target_height")
         target_width = _int_arg(target_width, "target_width")
@@ -516,6 +522,10 @@ resize_with_crop_or_pad = resize_image_with_crop_or_pad
 def central_crop(image, central_fraction: float) -> Tensor:
     """The central ``central_fraction`` of ``image`` along height and width."""
     with op_scope(None, "central_crop", [image]):
+        image = convert_to_tensor(image, name="image")
+        if image.shape.ndims is not None and image.shape.ndims > 4:
+            raise ValueError("`image` should either be a Tensor with rank = 3 or rank = 4. Had "
+                             f"rank = {image.shape.ndims}.")
         image = check_image(image)
         fraction = float(central_fraction)
         if fraction <= 0.0 or fraction > 1.0:
@@ -651,7 +661,7 @@ def resize_image_with_pad(image, target_height: int, target_width: int,
     """Resizes ``image`` to fit the target keeping its aspect ratio, then pads it with
     zeros (centred) to exactly ``target_height`` x ``target_width``."""
     with op_scope(None, "resize_image_with_pad", [image]):
-        image = check_image(image)
+        image = check_image(image, strict=True)
         image, was_batch = _batched(image)
         target_height = _int_arg(target_height, "target_height")
         target_width = _int_arg(target_width, "target_width")

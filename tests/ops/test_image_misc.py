@@ -183,6 +183,17 @@ def test_resize_refuses_both_corner_conventions_when_run_as_tf():
                 session.run(y)
 
 
+def test_hue_and_saturation_check_the_channels_when_run_as_tf():
+    with gf.Graph().as_default():
+        two = gf.constant(IMAGE[:, :, :2])
+        with gf.Session() as session:
+            for y in (gf.image.adjust_hue(two, 0.1), gf.image.adjust_saturation(two, 2.0)):
+                assert y.shape.as_list() == [5, 6, 2]
+                with pytest.raises(gf.errors.InvalidArgumentError,
+                                   match="input must have 3 channels but instead has 2"):
+                    session.run(y)
+
+
 def test_resize_of_an_unknown_batch_makes_no_shape_op():
     with gf.Graph().as_default() as graph:
         x = gf.placeholder(gf.float32, [None, 3, 4, 2], name="x")
@@ -266,8 +277,10 @@ ARGS = {"size": [2, 2], "boxes": [[0, 0, 1, 1.0]], "scores": [1.0], "max_output_
         "min_jpeg_quality": 10, "max_jpeg_quality": 20, "offsets": [[0, 0.0]],
         "max_output_size_per_class": 1, "max_total_size": 1}
 SECOND_IMAGE = {"b", "img2"}  # a pair's second image: the same bad tensor
-# shape-agnostic functions, which a float vector does not trouble (as in TF)
-ANY_SHAPE = {"adjust_brightness", "adjust_gamma", "convert_image_dtype", "random_brightness"}
+# shape-agnostic functions, which a float vector does not trouble when built (as in TF;
+# the hue and saturation kernels check the channels when they run)
+ANY_SHAPE = {"adjust_brightness", "adjust_gamma", "convert_image_dtype", "random_brightness",
+             "adjust_hue", "adjust_saturation", "random_hue", "random_saturation"}
 FUNCTIONS = sorted(name for name in dir(gf.image) if not name.startswith(("_", "decode"))
                    and callable(getattr(gf.image, name))
                    and not isinstance(getattr(gf.image, name), type))
