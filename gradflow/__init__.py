@@ -87,6 +87,7 @@ from gradflow.ops.io_ops import (  # noqa: F401,E402
     serialize_tensor, write_file)
 from gradflow.ops.reader_ops import matching_files  # noqa: F401,E402
 from gradflow import data, image, python_io, strings  # noqa: F401,E402
+from gradflow.ops.image_ops import extract_image_patches, random_crop  # noqa: F401,E402
 from gradflow.ops.data_flow_ops import (  # noqa: F401,E402
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue, count_up_to)
 from gradflow.ops.accumulator_ops import (  # noqa: F401,E402
