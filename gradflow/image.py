@@ -9,7 +9,7 @@ from gradflow.ops.image_color import (  # noqa: F401
     rgb_to_hsv, rgb_to_yiq, rgb_to_yuv, yiq_to_rgb, yuv_to_rgb)
 from gradflow.ops.image_codecs import (  # noqa: F401
     adjust_jpeg_quality, decode_and_crop_jpeg, decode_bmp, decode_gif, decode_webp, encode_jpeg,
-    encode_png, extract_jpeg_shape, random_jpeg_quality)
+    encode_png, extract_jpeg_shape, is_jpeg, random_jpeg_quality)
 from gradflow.ops.image_detection import (  # noqa: F401
     combined_non_max_suppression, non_max_suppression_overlaps)
 from gradflow.ops.image_ops import (  # noqa: F401

@@ -16,14 +16,16 @@ import numpy as np
 
 from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import convert_to_tensor
-from gradflow.framework.graph import Tensor, op_scope
+from gradflow.framework.graph import Tensor, name_scope, op_scope
 from gradflow.framework.registry import NotDifferentiable, define_op
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops.common import apply_op, check_dtype_in, static_ints
 from gradflow.ops.image_color import convert_image_dtype
 from gradflow.ops.image_resize import atomic, no_gradient_in_tf
+from gradflow.ops.math import equal
 from gradflow.ops.parsing_ops import decode_jpeg
 from gradflow.ops.random import random_uniform
+from gradflow.ops.string_ops import substr
 
 try:
     from PIL import Image, ImageSequence
@@ -32,7 +34,7 @@ except ImportError:  # the optional [image] extra
 
 __all__ = ["encode_png", "encode_jpeg", "adjust_jpeg_quality", "random_jpeg_quality",
            "decode_bmp", "decode_gif", "decode_webp", "decode_and_crop_jpeg",
-           "extract_jpeg_shape"]
+           "extract_jpeg_shape", "is_jpeg"]
 
 
 # ---------------------------------------------------------------------------- encoding
@@ -401,3 +403,10 @@ def extract_jpeg_shape(contents, output_type=dtypes.int32, name: Optional[str] =
     with op_scope(name, "ExtractJpegShape", [contents]) as scope:
         return apply_op("ExtractJpegShape", [_contents(contents, "ExtractJpegShape")], name=scope,
                         output_type=output_type)
+
+
+def is_jpeg(contents, name: Optional[str] = None) -> Tensor:
+    """Whether the string ``contents`` starts with JPEG's start-of-image marker ``FF D8 FF``
+    (TF builds it the same way: the first three bytes compared with the marker)."""
+    with atomic([contents]), name_scope(name, "is_jpeg", [contents]):
+        return equal(substr(contents, 0, 3), b"\xff\xd8\xff", name="Equal")

@@ -8,10 +8,9 @@ import pytest
 import gradflow as gf
 from tf_fixtures import load_json
 
-# TF names gradflow leaves out (docs/image.md says why): JPEG XL (no decoder in Pillow),
-# is_jpeg (TF composes it of Substr, which the strings rework brings), and the region
-# proposals of Faster R-CNN (TF has only a GPU kernel for them).
-NOT_PROVIDED = {"decode_jxl", "generate_bounding_box_proposals", "is_jpeg"}
+# TF names gradflow leaves out (docs/image.md says why): JPEG XL (no decoder in Pillow) and
+# the region proposals of Faster R-CNN (TF has only a GPU kernel for them).
+NOT_PROVIDED = {"decode_jxl", "generate_bounding_box_proposals"}
 IMAGE = np.random.default_rng(5).random((5, 6, 3)).astype(np.float32)
 
 
@@ -281,8 +280,9 @@ SECOND_IMAGE = {"b", "img2"}  # a pair's second image: the same bad tensor
 # the hue and saturation kernels check the channels when they run)
 ANY_SHAPE = {"adjust_brightness", "adjust_gamma", "convert_image_dtype", "random_brightness",
              "adjust_hue", "adjust_saturation", "random_hue", "random_saturation"}
+# is_jpeg takes strings of any shape, which is what these bad inputs are (TF's too)
 FUNCTIONS = sorted(name for name in dir(gf.image) if not name.startswith(("_", "decode"))
-                   and callable(getattr(gf.image, name))
+                   and name != "is_jpeg" and callable(getattr(gf.image, name))
                    and not isinstance(getattr(gf.image, name), type))
 
 
@@ -334,3 +334,16 @@ def test_decoders_refuse_bad_data_and_requests_when_run():
             gf.image.decode_and_crop_jpeg(b"", [0, 0, 1, 1], ratio=2)
         with pytest.raises(TypeError, match="output_type"):
             gf.image.extract_jpeg_shape(b"", output_type=gf.float32)
+
+
+def test_is_jpeg_is_tfs_substr_and_equal():
+    with gf.Graph().as_default() as g:
+        jpeg = gf.image.is_jpeg(gf.constant(b"\xff\xd8\xff\xe0rest"))
+        png = gf.image.is_jpeg(gf.constant(b"\x89PNG"), name="png_check")
+        assert [(op.name, op.type) for op in g.get_operations()][1:6] == [
+            ("is_jpeg/Substr/pos", "Const"), ("is_jpeg/Substr/len", "Const"),
+            ("is_jpeg/Substr", "Substr"), ("is_jpeg/Equal/y", "Const"),
+            ("is_jpeg/Equal", "Equal")]
+        assert png.name == "png_check/Equal:0" and jpeg.shape.as_list() == []
+        with gf.Session() as sess:
+            assert sess.run([jpeg, png]) == [True, False]
