@@ -88,8 +88,9 @@ def _stacked_ints(items: Sequence, name: str) -> Tensor:
                             f"{item.dtype.name} tensor {item.name}")
     wide = any(isinstance(d, Tensor) and d.dtype is dtypes.int64 for d in items)
     dtype = dtypes.int64 if wide else dtypes.int32
-    return stack([cast(d, dtype) if isinstance(d, Tensor) else constant(d, dtype=dtype)
-                  for d in items], name=name)
+    # named as TF1's autopacking names them: the Pack is ``name``, a Python entry i is
+    # the constant ``name/i`` (``Reshape/shape/1``)
+    return _pack_nested(_cast_nested(items, dtype), dtype, name)
 
 
 def shape_tensor(shape_like, name: str = "shape") -> Tensor:
@@ -201,6 +202,9 @@ def filled(shape, value: int, dtype, name: str) -> Tensor:
         if dims.prod() < FOLDED_FILL_LIMIT:
             return constant(np.full(dims, value, dtype.as_numpy_dtype), dtype=dtype, name=name)
         shape = shape_tensor(shape, name="shape_as_tensor")
+    else:
+        # a list holding tensors is autopacked (``zeros/packed``) before the value Const
+        shape = shape_tensor(shape, name="packed")
     return fill(shape, constant(value, dtype=dtype, name="Const"), name=name)
 
 
@@ -374,12 +378,30 @@ def stack(values, axis: int = 0, name: str = "stack") -> Tensor:
         if axis != 0:
             raise TypeError(f"Tensor {values.name} is not iterable: stack a list of tensors")
         return values
-    tensors = [convert_to_tensor(v) for v in values]
-    if not tensors:
+    items = [v if isinstance(v, _PYTHON_VALUES) else convert_to_tensor(v) for v in values]
+    if not items:
         raise ValueError("stack needs at least one tensor")
-    first = tensors[0]
-    tensors = [first] + [as_tensor(v, dtype=first.dtype, like=first) for v in tensors[1:]]
+    first = _first_tensor(items)
+    if axis == 0:
+        # TF1 converts the list as a whole: one Const named as the op when it holds no
+        # tensor, else the autopacked Pack whose Python entry i is the Const ``stack/i``
+        if first is not None:
+            return _pack_nested(items, first.dtype, name)
+        try:
+            return constant(items, name=name)
+        except (TypeError, ValueError):
+            pass  # entries of different shapes: the Pack below says which
+    # otherwise each Python entry i is converted alone, as ``stack/values_i``
+    if first is None:
+        first = convert_to_tensor(items[0], name="values_0")
+    tensors = [as_tensor(v, dtype=first.dtype, like=first, name=f"values_{i}")
+               for i, v in enumerate(items)]
     return apply_op("Pack", tensors, name=name, axis=axis)
+
+
+# what ``stack`` keeps as Python values (converted by autopacking); anything else
+# (a Variable, IndexedSlices) is converted to a tensor first
+_PYTHON_VALUES = (list, tuple, np.ndarray, np.generic, int, float, complex, bool, str, bytes)
 
 
 def _first_tensor(items) -> Optional[Tensor]:
@@ -648,7 +670,7 @@ def _cast_grad(op, grad):
 def cast(x, dtype, name: Optional[str] = None) -> Tensor:
     """Converts ``x`` to ``dtype`` (complex to real keeps the real part)."""
     target = dtypes.as_dtype(dtype)
-    x = convert_to_tensor(x)
+    x = convert_to_tensor(x, name="x")
     if x.dtype is target:
         return x
     return apply_op("Cast", [x], name=name or "Cast", SrcT=x.dtype, DstT=target,

@@ -108,7 +108,7 @@ def _concat_grad(op, grad):
 @constructor("concat", "values", "axis", single_op=False)
 def concat(values, axis, name: str = "concat") -> Tensor:
     """Joins tensors along ``axis``."""
-    values = [convert_to_tensor(v) for v in values]
+    values = [convert_to_tensor(v, name=f"values_{i}") for i, v in enumerate(values)]
     if not values:
         raise ValueError("concat needs at least one tensor")
     if len(values) == 1:
