@@ -521,8 +521,14 @@ def _apply_update(op_type: str, ref, value, name, read_value: bool, **attrs):
     target = _ref_of(ref)
     graph = _update_graph(target)
     with graph.as_default():
-        value_t = convert_to_tensor(value, dtype=target.dtype)
-        op = graph.create_op(op_type, (target, value_t), attrs, name=name or op_type)
+        if isinstance(value, Tensor):
+            value_t = convert_to_tensor(value, dtype=target.dtype)
+            op = graph.create_op(op_type, (target, value_t), attrs, name=name or op_type)
+        else:
+            # a Python value is the Const ``<op>/value``, in the op's scope as TF1's
+            with graph.atomic(), graph.name_scope(name or op_type) as scope:
+                value_t = convert_to_tensor(value, dtype=target.dtype, name="value")
+                op = graph.create_op(op_type, (target, value_t), attrs, name=scope)
     return op.outputs[0] if read_value else op
 
 
