@@ -799,12 +799,54 @@ def reduce_to_shape_of(grad: Tensor, x: Tensor) -> Tensor:
     return reshape(reduce_sum(grad, axes), x_shape)
 
 
+def _broadcast_axes(dims: Optional[tuple], other: Optional[tuple]) -> Optional[list]:
+    """The axes along which a ``dims``-shaped operand was broadcast against ``other``,
+    when the static shapes tell (an unknown size facing a size-1 or missing one is
+    the output's own size); None when only the run-time shapes can."""
+    if dims is None or other is None:
+        return None
+    rank = max(len(dims), len(other))
+    lead = rank - len(dims)
+    other = (1,) * (rank - len(other)) + tuple(other)
+    axes = list(builtins.range(lead))
+    for i, d in enumerate(dims):
+        facing = other[lead + i]
+        if facing == 1 or (d is not None and d != 1):
+            continue
+        if d != 1 or facing is None:
+            return None
+        axes.append(lead + i)
+    return axes
+
+
 def binary_grads(op, gx: Optional[Callable], gy: Optional[Callable]):
-    """Applies the per-input rules only where a gradient is needed, then unbroadcasts."""
+    """Applies the per-input rules only where a gradient is needed, then unbroadcasts.
+
+    As TF1's rules: an operand not broadcast takes its gradient as is; otherwise the
+    operands' ``Shape``s come first, then (when the static shapes do not tell the
+    broadcast axes) one ``BroadcastGradientArgs``, then each ``Sum`` and ``Reshape``.
+    """
     x, y = op.inputs
-    dx = reduce_to_shape_of(gx(), x) if gx is not None and gradient_needed(x) else None
-    dy = reduce_to_shape_of(gy(), y) if gy is not None and gradient_needed(y) else None
-    return dx, dy
+    need_x = gx is not None and gradient_needed(x)
+    need_y = gy is not None and gradient_needed(y)
+    x_dims, y_dims = x.shape.as_tuple(), y.shape.as_tuple()
+    axes = [_broadcast_axes(x_dims, y_dims) if need_x else [],
+            _broadcast_axes(y_dims, x_dims) if need_y else []]
+    if axes == [[], []]:
+        return gx() if need_x else None, gy() if need_y else None
+    shapes = [shape_of_input(x), shape_of_input(y)]
+    if None in axes:
+        axes = broadcast_gradient_args(*shapes)
+    grads = []
+    for need, rule, reduce_axes, to_shape in zip((need_x, need_y), (gx, gy), axes, shapes,
+                                                 strict=True):
+        if not need:
+            grads.append(None)
+        elif isinstance(reduce_axes, list) and not reduce_axes:
+            grads.append(rule())
+        else:
+            grads.append(reshape(reduce_sum(rule(), reduce_axes), to_shape))
+    return tuple(grads)
 
 
 @RegisterGradient("AddV2")
@@ -820,7 +862,9 @@ def _sub_grad(op, grad):
 @RegisterGradient("Mul")
 def _mul_grad(op, grad):
     x, y = op.inputs
-    return binary_grads(op, lambda: grad * conj(y), lambda: conj(x) * grad)
+    # TF1's names: ``Mul`` and ``Mul_1``
+    return binary_grads(op, lambda: multiply(grad, conj(y), name="Mul"),
+                        lambda: multiply(conj(x), grad, name="Mul"))
 
 
 def _min_max_grad(op, grad, x_wins: Callable):

@@ -4,6 +4,7 @@ minus, installed on import.
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Optional
 
 import numpy as np
@@ -168,15 +169,17 @@ def _matmul_grads(op, grad, a: Tensor, b: Tensor, flip_a: bool, flip_b: bool,
     if gradient_needed(op.inputs[0]):
         da = product(b, grad, flip_b, True) if flip_a else product(grad, b, False, not flip_b)
     if gradient_needed(op.inputs[1]):
-        db = product(grad, a, True, flip_a) if flip_b else product(a, grad, not flip_a, False)
+        # TF1 builds both products, db second: it is ``MatMul_1`` also when da is skipped
+        with_name = functools.partial(product, name="MatMul_1")
+        db = with_name(grad, a, True, flip_a) if flip_b else with_name(a, grad, not flip_a, False)
     return da, db
 
 
 @RegisterGradient("MatMul")
 def _matmul_grad(op, grad):
     """MatMul only transposes, so complex operands are conjugated explicitly."""
-    def product(x, y, tx, ty):
-        return apply_op("MatMul", [x, y], name="MatMul", transpose_a=tx, transpose_b=ty)
+    def product(x, y, tx, ty, name="MatMul"):
+        return apply_op("MatMul", [x, y], name=name, transpose_a=tx, transpose_b=ty)
     a, b = op.inputs
     return _matmul_grads(op, grad, conj(a), conj(b), op.get_attr("transpose_a"),
                          op.get_attr("transpose_b"), product)
@@ -184,8 +187,8 @@ def _matmul_grad(op, grad):
 
 @RegisterGradient("BatchMatMulV2")
 def _batch_matmul_grad(op, grad):
-    def product(x, y, adj_x, adj_y):
-        return apply_op("BatchMatMulV2", [x, y], name="MatMul", adj_x=adj_x, adj_y=adj_y)
+    def product(x, y, adj_x, adj_y, name="MatMul"):
+        return apply_op("BatchMatMulV2", [x, y], name=name, adj_x=adj_x, adj_y=adj_y)
     a, b = op.inputs
     da, db = _matmul_grads(op, grad, a, b, op.get_attr("adj_x"), op.get_attr("adj_y"), product)
     return (None if da is None else reduce_to_shape_of(da, a),
