@@ -482,6 +482,8 @@ def _unpack_kernel(x, *, num, axis):
     if x.shape[axis] != num:
         raise ValueError(f"Input dimension {axis} has size {x.shape[axis]}, expected {num}")
     parts = tuple(np.moveaxis(x, axis, 0))
+    if x.ndim == 1 and x.dtype == object:  # elements of a string vector stay object arrays
+        parts = tuple(np.array(p, dtype=object) for p in parts)
     return parts if num != 1 else parts[0]
 
 

@@ -32,11 +32,30 @@ def _is_variable_snapshot(tensor: Tensor) -> bool:
 
 
 def _fetched(value):
-    """A fetched value as TF1 returns it: a 0-d array becomes a NumPy scalar (bytes for
-    strings), everything else is handed on."""
-    if type(value) is np.ndarray and value.ndim == 0:
+    """A fetched value as TF1 returns it: a 0-d array becomes a NumPy scalar, and the
+    items of a string tensor are ``bytes`` (kernels may hold ``str``: encoded UTF-8)."""
+    if isinstance(value, (str, np.str_)):
+        return value.encode()
+    if isinstance(value, np.bytes_):
+        return bytes(value)
+    if type(value) is not np.ndarray:
+        return value
+    if value.dtype == object or value.dtype.kind in "SU":
+        value = _as_bytes_items(value)
+    if value.ndim == 0:
         return value[()]
     return value
+
+
+def _as_bytes_items(value: np.ndarray) -> np.ndarray:
+    """An object array whose str (and fixed-width) string items are bytes."""
+    if value.dtype == object and not any(isinstance(v, str) for v in value.flat):
+        return value
+    result = np.empty(value.shape, dtype=object)
+    for i, item in enumerate(value.flat):
+        result.flat[i] = item.encode() if isinstance(item, str) else \
+            bytes(item) if isinstance(item, np.bytes_) else item
+    return result
 
 
 class _Fetches:

@@ -258,7 +258,9 @@ def _gather_kernel(params, indices, axis, *, batch_dims):
     a = int(axis) % params.ndim
     _check_gather_indices(indices, params.shape[a])
     if batch_dims == 0:
-        return np.take(params, indices, axis=a)
+        # a scalar index into a string (object) array takes a Python str/bytes: kept as
+        # a 0-d object array (NumPy alone would make it a fixed-width '|S25' array)
+        return np.asarray(np.take(params, indices, axis=a), dtype=params.dtype)
     batch_shape = params.shape[:batch_dims]
     if indices.shape[:batch_dims] != batch_shape:
         raise ValueError(f"params.shape[:{batch_dims}] = {list(batch_shape)} must equal "
