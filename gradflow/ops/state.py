@@ -424,7 +424,8 @@ class Variable:
 
     # ------------------------------------------------------ tensor-like behaviour
     def __repr__(self) -> str:
-        return f"<gf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+        # as TF1 prints a (reference) variable, whose dtype is the ``_ref`` one
+        return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}_ref>"
 
     def __iter__(self):
         raise TypeError(f"Variable {self.name} is not iterable.")
