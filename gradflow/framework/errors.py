@@ -6,7 +6,7 @@ __all__ = [
     "DeadlineExceededError", "NotFoundError", "AlreadyExistsError", "PermissionDeniedError",
     "ResourceExhaustedError", "FailedPreconditionError", "AbortedError", "OutOfRangeError",
     "UnimplementedError", "InternalError", "UnavailableError", "DataLossError",
-    "UnauthenticatedError",
+    "UnauthenticatedError", "OperatorNotAllowedInGraphError",
 ]
 
 
@@ -45,3 +45,20 @@ InternalError = _error("InternalError", 13)
 UnavailableError = _error("UnavailableError", 14)
 DataLossError = _error("DataLossError", 15)
 UnauthenticatedError = _error("UnauthenticatedError", 16)
+
+
+class InvalidShapeError(ValueError):
+    """A shape function's refusal of an op's inputs. ``Graph.create_op`` re-raises it as
+    TF1 words it, ``<core> for '{{node NAME}} = TYPE[attrs](inputs)' with input shapes:
+    ...``, followed by ``detail`` (gradflow's own words: `` (the tensors' names...)``);
+    elsewhere its text is ``core`` followed by ``detail``."""
+
+    def __init__(self, core: str, detail: str = ""):
+        super().__init__(core + detail)
+        self.core = core
+        self.detail = detail
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """A Python operation a graph tensor cannot support (``bool(t)``, ``for x in t``)."""
+

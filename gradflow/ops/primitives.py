@@ -301,16 +301,31 @@ def _infer_reshape(inputs, attrs):
         known = int(np.prod([d for d in target if d != -1], dtype=np.int64))
         if -1 in target:
             if known == 0 or count % known:
-                raise ValueError(f"Cannot reshape a tensor with {count} elements to shape "
-                                 f"{target} (input {x.name}, shape {x.shape})")
+                raise errors.InvalidShapeError(
+                    f"Dimension size must be evenly divisible by {known} but is {count}",
+                    f" (cannot reshape a tensor with {count} elements to shape {target}: "
+                    f"input {x.name}, shape {x.shape})")
             target = [count // known if d == -1 else d for d in target]
         elif count != known:
-            raise ValueError(f"Cannot reshape a tensor with {count} elements to shape "
-                             f"{target} (input {x.name}, shape {x.shape})")
+            raise errors.InvalidShapeError(
+                f"Cannot reshape a tensor with {count} elements to shape "
+                f"[{','.join(map(str, target))}] ({known} elements)",
+                f" (input {x.name}, shape {x.shape})")
     return [(x.dtype, TensorShape([None if d is None or d < 0 else d for d in target]))]
 
 
-define_op("Reshape", infer=_infer_reshape, kernel=lambda x, s: np.reshape(x, tuple(s)))
+def _reshape_kernel(x, shape_):
+    try:
+        return np.reshape(x, tuple(shape_))
+    except ValueError:
+        known = int(np.prod([d for d in shape_ if d != -1], dtype=np.int64))
+        wanted = f"requires a multiple of {known}" if -1 in list(shape_) else f"has {known}"
+        raise errors.InvalidArgumentError(
+            None, None, f"Input to reshape is a tensor with {x.size} values, but the "
+            f"requested shape {wanted}") from None
+
+
+define_op("Reshape", infer=_infer_reshape, kernel=_reshape_kernel)
 
 
 register_foldable("Reshape")
@@ -620,12 +635,32 @@ def to_bool(dtype: dtypes.DType) -> dtypes.DType:
     return dtypes.bool
 
 
+def _broadcasts(a: tuple, b: tuple) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+    except ValueError:
+        return False
+    return True
+
+
+def _dims_text(dims: tuple) -> str:
+    """A run-time shape as TF's kernel messages write it: ``[2,3]``."""
+    return "[" + ",".join(str(d) for d in dims) + "]"
+
+
 def elementwise_kernel(fn: Callable, result_dtype: Callable = _same) -> Callable:
     """``fn`` with NumPy's floating-point warnings off (inf and nan are answers here, as in
     TensorFlow) and its result in the op's dtype (SciPy computes float16 in float64)."""
     def kernel(x, *rest):
         with np.errstate(all="ignore"):
-            result = fn(x, *rest)
+            try:
+                result = fn(x, *rest)
+            except ValueError:
+                if len(rest) != 1 or _broadcasts(np.shape(x), np.shape(rest[0])):
+                    raise
+                raise errors.InvalidArgumentError(
+                    None, None, f"Incompatible shapes: {_dims_text(np.shape(x))} vs. "
+                    f"{_dims_text(np.shape(rest[0]))}") from None
         target = x.dtype if result_dtype is _same else \
             result_dtype(dtypes.as_dtype(x.dtype)).as_numpy_dtype
         return np.asarray(result).astype(target, copy=False)

@@ -61,6 +61,19 @@ def _read_variable_grad(op, grad):
     return grad
 
 
+def _merge_failure(a: TensorShape, b: TensorShape) -> str:
+    """TF's words for two incompatible shapes (both of known rank)."""
+    da, db = a.as_tuple(), b.as_tuple()
+    if len(da) != len(db):
+        return f"Shapes must be equal rank, but are {len(da)} and {len(db)}"
+    i = next(i for i, (p, q) in enumerate(zip(da, db, strict=True))
+             if p is not None and q is not None and p != q)
+    texts = ["[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+             for dims in (da, db)]
+    return (f"Dimension {i} in both shapes must be equal, but are {da[i]} and {db[i]}. "
+            f"Shapes are {texts[0]} and {texts[1]}.")
+
+
 def _infer_assign(inputs, attrs):
     ref, value = inputs
     if value.dtype is not ref.dtype:
@@ -68,8 +81,10 @@ def _infer_assign(inputs, attrs):
                         f"{value.dtype.name} that does not match type {ref.dtype.name} of "
                         f"variable {ref.op.name}")
     if attrs.get("validate_shape", True) and not ref.shape.is_compatible_with(value.shape):
-        raise ValueError(f"Shapes {ref.shape} and {value.shape} are incompatible: cannot "
-                         f"assign a value of shape {value.shape} to variable {ref.op.name}")
+        raise errors.InvalidShapeError(
+            _merge_failure(ref.shape, value.shape),
+            f" (cannot assign a value of shape {value.shape} to variable {ref.op.name} of "
+            f"shape {ref.shape})")
     return [(ref.dtype, ref.shape if attrs.get("validate_shape", True) else value.shape)]
 
 

@@ -351,9 +351,10 @@ class InteractiveSession(Session):
 def _checked_feed_value(tensor: Tensor, value) -> np.ndarray:
     """``value`` as an array of ``tensor``'s dtype; rejects wrong shapes and lossy casts."""
     if isinstance(value, (Tensor, Operation)):
-        raise TypeError(f"The value of a feed cannot be a gf.Tensor object ({value.name}). "
-                        "Acceptable feed values include Python scalars, strings, lists, "
-                        "numpy ndarrays.")
+        raise TypeError(f"The value of a feed cannot be a tf.Tensor object. Acceptable feed "
+                        "values include Python scalars, strings, lists, numpy ndarrays, or "
+                        f"TensorHandles. For reference, the tensor object was {value} which "
+                        f"was passed to the argument `feed_dict` with key {tensor}.")
     dtype = tensor.dtype
     if type(value) is np.ndarray and value.dtype.type is dtype.as_numpy_dtype and \
             value.shape == tensor.shape.as_tuple():
@@ -378,7 +379,7 @@ def _checked_feed_value(tensor: Tensor, value) -> np.ndarray:
                             "lose information.")
     if not tensor.shape.is_compatible_with(array.shape):
         raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor "
-                         f"'{tensor.name}', which has shape '{tensor.shape}'")
+                         f"{tensor.name}, which has shape {tensor.shape}")
     return array
 
 

@@ -4,6 +4,7 @@ The cases (tests/fixtures/tf/details_cases.py) are the very code
 tests/fixtures/tf/make_details.py ran under TensorFlow, run here with gradflow as the
 ``tf`` module.
 """
+import re
 import sys
 
 import pytest
@@ -26,6 +27,7 @@ def _op_text(op) -> str:
 def test_every_case_was_recorded():
     assert sorted(RECORDED["op_names"]) == sorted(details_cases.OP_NAMES)
     assert sorted(RECORDED["reprs"]) == sorted(details_cases.REPRS)
+    assert sorted(RECORDED["errors"]) == sorted(details_cases.ERRORS)
 
 
 def _forward(ops: list) -> list:
@@ -67,4 +69,32 @@ def test_gradient_op_names():
 def test_repr_equals_tensorflow(case):
     with gf.Graph().as_default():
         assert details_cases.REPRS[case](gf) == RECORDED["reprs"][case]
+
+
+# errors whose TF text goes on about eager mode and tf.function: gradflow keeps its
+# first sentence, then says what to do in a graph
+LEADING_SENTENCE_ONLY = {"tensor_as_bool", "tensor_iterated"}
+
+
+def _core(message: str) -> str:
+    """A message without the failing node's suffix (``\n\t [[{{node x}}]]``) and
+    the final period."""
+    return message.split("\n\t [[")[0].rstrip(".")
+
+
+@pytest.mark.parametrize("case", sorted(details_cases.ERRORS))
+def test_error_equals_tensorflow(case):
+    kind, message = RECORDED["errors"][case]
+    with gf.Graph().as_default(), pytest.raises(Exception) as raised:  # noqa: PT011
+        details_cases.ERRORS[case](gf)
+    assert type(raised.value).__name__ == kind
+    made = re.sub(r"0x[0-9a-f]+", "0x...", str(raised.value))
+    # gradflow's text starts with TF's (up to TF's note on partial shapes, which gradflow
+    # does not add; for a few, where TF's advice is about eager mode, its first sentence)
+    # and may go on with gradflow's own words: the tensors' names
+    expected = _core(message.split(" and with input tensors computed as partial")[0])
+    first_sentence = expected.split(". ")[0]
+    assert made.startswith(expected if case not in LEADING_SENTENCE_ONLY else first_sentence)
+    if "[[{{node " in message:
+        assert made.endswith(message[message.rindex("[[{{node "):].split("\n")[0])
 
