@@ -65,7 +65,12 @@ def test_gradient_op_names():
     assert [n for n in NAMED_GRADIENT_OPS if n in made] == NAMED_GRADIENT_OPS
 
 
-@pytest.mark.parametrize("case", sorted(details_cases.REPRS))
+# cases that start a Python process (importing gradflow takes seconds)
+SLOW_REPRS = {"logging_lines"}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW_REPRS
+                                  else c for c in sorted(details_cases.REPRS)])
 def test_repr_equals_tensorflow(case):
     with gf.Graph().as_default():
         assert details_cases.REPRS[case](gf) == RECORDED["reprs"][case]
