@@ -456,7 +456,7 @@ class Graph:
             if self._finalized:
                 raise RuntimeError("Graph is finalized and cannot be modified.")
             inputs = tuple(t if type(t) is Tensor and t._op._graph is self
-                           else self._own_input(t, op_type) for t in inputs)
+                           else self._own_input(t, op_type, inputs) for t in inputs)
             try:
                 output_specs = op_def.infer(inputs, attrs)
             except errors.InvalidShapeError as err:
@@ -495,11 +495,16 @@ class Graph:
         shapes = ", ".join(_shape_text(t.shape) for t in inputs)
         return f"{core} for '{described}' with input shapes: {shapes}."
 
-    def _own_input(self, value, op_type: str) -> Tensor:
+    def _own_input(self, value, op_type: str, inputs: Sequence) -> Tensor:
         if not isinstance(value, Tensor):
             raise TypeError(f"Inputs of a {op_type} op must be Tensors, got "
                             f"{type(value).__name__}: {value!r}")
         if value._op._graph is not self:
+            beside = next((t for t in inputs if isinstance(t, Tensor) and t._op._graph is self),
+                          None)
+            if self.outer_graph is None and beside is not None:  # TF's words
+                raise ValueError(f"{value} must be from the same graph as {beside} (graphs "
+                                 f"are {value._op._graph} and {self}).")
             return self.capture(value)
         return value
 

@@ -107,19 +107,19 @@ class _Fetches:
         return lambda values: _fetched(values[index])
 
     def _element(self, fetch):
+        # TF 2.21's words (a KeyError's text is quoted, as TF's)
+        kind = type(fetch).__name__
         if fetch is None:
-            raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)}")
+            raise TypeError(f"Argument `fetch` = {fetch} has invalid type \"{kind}\". "
+                            "Cannot be None")
         try:
             return self._graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
         except TypeError as err:
-            raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)}, must "
-                            f"be a string or Tensor. ({err})") from None
-        except ValueError as err:
-            raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. "
+            raise TypeError(f"Argument `fetch` = {fetch} has invalid type \"{kind}\" must be a "
+                            f"string or Tensor. ({err})") from None
+        except (KeyError, ValueError) as err:
+            raise ValueError(f"Argument `fetch` = {fetch} cannot be interpreted as a Tensor. "
                              f"({err})") from None
-        except KeyError as err:
-            raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. "
-                             f"({err.args[0]})") from None
 
     def build(self, values: list):
         return self._build(values)

@@ -93,6 +93,11 @@ def test_repr_equals_tensorflow(case):
 LEADING_SENTENCE_ONLY = {"tensor_as_bool", "tensor_iterated"}
 
 
+def _same_classes(message: str) -> str:
+    """A message with a graph's class named alike (TF's module path is not gradflow's)."""
+    return re.sub(r"<[\w.]+\.Graph object", "<Graph object", message)
+
+
 def _core(message: str) -> str:
     """A message without the failing node's suffix (``\n\t [[{{node x}}]]``) and
     the final period."""
@@ -102,10 +107,11 @@ def _core(message: str) -> str:
 @pytest.mark.parametrize("case", sorted(details_cases.ERRORS))
 def test_error_equals_tensorflow(case):
     kind, message = RECORDED["errors"][case]
+    message = _same_classes(message)
     with gf.Graph().as_default(), pytest.raises(Exception) as raised:  # noqa: PT011
         details_cases.ERRORS[case](gf)
     assert type(raised.value).__name__ == kind
-    made = re.sub(r"0x[0-9a-f]+", "0x...", str(raised.value))
+    made = _same_classes(re.sub(r"0x[0-9a-f]+", "0x...", str(raised.value)))
     # gradflow's text starts with TF's (up to TF's note on partial shapes, which gradflow
     # does not add; for a few, where TF's advice is about eager mode, its first sentence)
     # and may go on with gradflow's own words: the tensors' names

@@ -22,9 +22,9 @@ def test_nested_fetch_structures(sess):
 
 
 def test_fetch_errors(sess):
-    with pytest.raises(TypeError, match="Fetch argument None has invalid type"):
+    with pytest.raises(TypeError, match="Argument `fetch` = None has invalid type"):
         sess.run(None)
-    with pytest.raises(TypeError, match="Fetch argument 3 has invalid type"):
+    with pytest.raises(TypeError, match="Argument `fetch` = 3 has invalid type"):
         sess.run(3)
     with pytest.raises(ValueError, match="cannot be interpreted as a Tensor"):
         sess.run("missing:0")
