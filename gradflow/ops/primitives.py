@@ -867,6 +867,8 @@ def binary_grads(op, gx: Optional[Callable], gy: Optional[Callable]):
     need_x = gx is not None and gradient_needed(x)
     need_y = gy is not None and gradient_needed(y)
     x_dims, y_dims = x.shape.as_tuple(), y.shape.as_tuple()
+    if x_dims == y_dims and x_dims is not None and None not in x_dims:
+        return gx() if need_x else None, gy() if need_y else None  # nothing broadcast
     axes = [_broadcast_axes(x_dims, y_dims) if need_x else [],
             _broadcast_axes(y_dims, x_dims) if need_y else []]
     if axes == [[], []]:
