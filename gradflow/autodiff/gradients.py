@@ -193,8 +193,11 @@ def _seed_gradients(ys: list[Tensor], grad_ys: list, colocate: bool) -> list:
         with _maybe_colocate(y.op, colocate):
             if grad_y is None:
                 _check_default_seed(y)
-                one = constant(1, dtype=y.dtype, name=f"grad_ys_{i}")
-                seeds.append(array.fill(array.shape_of_input(y), one))
+                # TF1's seed: ``Shape`` of y, then the Fill ``grad_ys_i`` of its Const one
+                shape = array.shape_of_input(y)
+                with get_default_graph().name_scope(f"grad_ys_{i}") as scope:
+                    one = constant(1, dtype=y.dtype, name="Const")
+                    seeds.append(array.fill(shape, one, name=scope))
             else:
                 _check_given_seed(y, grad_y)
                 if isinstance(grad_y, IndexedSlices):

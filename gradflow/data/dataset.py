@@ -650,8 +650,8 @@ class Iterator:
         mine = [(s.dtype, s.sparse) for s in self._specs]
         theirs = [(s.dtype, s.sparse) for s in dataset._specs]
         if mine != theirs:
-            raise TypeError(f"Expected output types {self.output_types} but got dataset with "
-                            f"output types {dataset.output_types}.")
+            raise TypeError(f"Expected output types {self.output_types!r} but got dataset with "
+                            f"output types {dataset.output_types!r}.")
         for a, b in zip(self._specs, dataset._specs, strict=True):
             if not a.shape.is_compatible_with(b.shape):
                 raise TypeError(f"Expected output shapes compatible with {self.output_shapes} "

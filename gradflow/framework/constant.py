@@ -69,9 +69,13 @@ def _python_value_dtype(value, strict: bool = True) -> dtypes.DType:
         elif isinstance(item, Tensor):
             raise TypeError("Cannot make a constant from a nested structure containing the "
                             f"symbolic Tensor {item.name}; use gf.stack instead.")
+        elif item is None and item is value:
+            raise ValueError("None values not supported.")
         else:
-            raise TypeError(f"Failed to convert object of type {type(item).__name__} to "
-                            f"Tensor. Contents: {value!r}.")
+            raise TypeError(f"Failed to convert elements of {value!r} to Tensor. Consider "
+                            "casting elements to a supported type. See "
+                            "https://www.tensorflow.org/api_docs/python/tf/dtypes for "
+                            "supported TF dtypes.")
     if "uint64" in kinds and kinds & {"int64", "int32", "bool"}:
         kinds.add("float")  # TF: a uint64-only value beside other integers is float32
     for kind, dtype in (("string", dtypes.string), ("complex", dtypes.complex128),
@@ -198,15 +202,17 @@ def constant(value, dtype=None, shape=None, name: str = "Const",
         if array.shape != shape:
             if verify_shape:
                 raise TypeError(f"Expected Tensor's shape: {shape}, got {array.shape}.")
+            size = int(np.prod(shape))
             if array.size == 1:
                 array = np.full(shape, array.reshape(()), dtype=array.dtype)
-            elif array.size == int(np.prod(shape)):
-                array = array.reshape(shape)
-            else:
-                raise TypeError(f"Eager execution of tf.constant with unsupported shape. "
-                                f"Tensor {array.tolist()!r} (converted from {value!r}) has "
-                                f"{array.size} elements, but got `shape` {shape} with "
-                                f"{int(np.prod(shape))} elements).")
+            elif array.size > size:
+                raise ValueError(f"Too many elements provided. Takes at most {size}, but got "
+                                 f"{array.size}.")
+            else:  # TF1's graph-mode rule: too few values are padded with the last one
+                flat = array.reshape(-1)
+                pad = flat[-1:] if flat.size else np.zeros(1, array.dtype)
+                flat = np.concatenate([flat, np.repeat(pad, size - flat.size)])
+                array = flat.reshape(shape)
     array.setflags(write=False)
     graph = get_default_graph()
     op = graph.create_op("Const", (), {"value": array, "dtype": dtypes.as_dtype(array.dtype)

@@ -8,8 +8,8 @@ __all__ = [
     "DeadlineExceededError", "NotFoundError", "AlreadyExistsError", "PermissionDeniedError",
     "ResourceExhaustedError", "FailedPreconditionError", "AbortedError", "OutOfRangeError",
     "UnimplementedError", "InternalError", "UnavailableError", "DataLossError",
-    "UnauthenticatedError", "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
+    "UnauthenticatedError", "OperatorNotAllowedInGraphError", "OK", "CANCELLED", "UNKNOWN",
+    "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
     "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
     "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED", "error_code_from_exception_type",
     "exception_type_from_error_code",
@@ -92,3 +92,20 @@ def error_code_from_exception_type(cls: type) -> int:
         return _TYPE_TO_CODE[cls]
     warnings.warn("Unknown class exception", stacklevel=2)
     return UNKNOWN
+
+
+class InvalidShapeError(ValueError):
+    """A shape function's refusal of an op's inputs. ``Graph.create_op`` re-raises it as
+    TF1 words it, ``<core> for '{{node NAME}} = TYPE[attrs](inputs)' with input shapes:
+    ...``, followed by ``detail`` (gradflow's own words: `` (the tensors' names...)``);
+    elsewhere its text is ``core`` followed by ``detail``."""
+
+    def __init__(self, core: str, detail: str = ""):
+        super().__init__(core + detail)
+        self.core = core
+        self.detail = detail
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """A Python operation a graph tensor cannot support (``bool(t)``, ``for x in t``)."""
+

@@ -14,7 +14,8 @@ import re
 import threading
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from gradflow.framework import device_spec, dtypes as _dtypes
+from gradflow.framework import device_spec, errors
+from gradflow.framework import dtypes as _dtypes
 from gradflow.framework.default_session import run_in_default_session
 from gradflow.framework.registry import get_op_def
 from gradflow.framework.tensor_shape import TensorShape, as_shape
@@ -156,19 +157,19 @@ class Tensor:
         return self is not other
 
     def __bool__(self):
-        raise TypeError(
-            "Using a `gf.Tensor` as a Python `bool` is not allowed. Use `if t is not None:` "
-            "instead of `if t:` to test if a tensor is defined, and use ops like gf.cond "
-            "to execute subgraphs conditioned on the value of a tensor.")
+        raise errors.OperatorNotAllowedInGraphError(
+            "Using a symbolic `tf.Tensor` as a Python `bool` is not allowed. Use "
+            "`if t is not None:` instead of `if t:` to test if a tensor is defined, and use "
+            "ops like tf.cond to execute subgraphs conditioned on the value of a tensor.")
 
     def __iter__(self):
-        raise TypeError(
-            f"Tensor '{self.name}' is not iterable in graph mode; use gf.unstack to split "
-            "it along its first axis.")
+        raise errors.OperatorNotAllowedInGraphError(
+            f"Iterating over a symbolic `tf.Tensor` is not allowed: Tensor {self.name} is not "
+            "iterable in graph mode; use tf.unstack to split it along its first axis.")
 
     def __len__(self):
-        raise TypeError(f"len is not well defined for symbolic Tensor '{self.name}'; "
-                        "use gf.shape or gf.size.")
+        raise TypeError(f"len is not well defined for a symbolic Tensor ({self.name}). Please "
+                        "call `x.shape` rather than `len(x)` for shape information.")
 
     def __array__(self, dtype=None, copy=None):
         raise NotImplementedError(
@@ -295,9 +296,20 @@ class Operation:
     def __repr__(self) -> str:
         return f"<tf.Operation '{self._name}' type={self._type}>"
 
+    @property
+    def node_def(self):
+        """The op as a ``NodeDef`` protocol buffer (what TF1's ``op.node_def`` gives)."""
+        if _node_def_converter is None:
+            raise RuntimeError("gradflow.io.graph_def is not loaded (import gradflow)")
+        return _node_def_converter(self)
+
     def __str__(self) -> str:
-        inputs = ", ".join(t.name for t in self._inputs)
-        return f"name: \"{self._name}\"\nop: \"{self._type}\"\ninput: [{inputs}]"
+        """The NodeDef's text, attrs in the order TF1 prints them (by name, descending)."""
+        node = self.node_def
+        printed = type(node)(name=node.name, op=node.op, device=node.device, input=node.input)
+        for key in sorted(node.attr, reverse=True):
+            printed.attr[key].CopyFrom(node.attr[key])
+        return str(printed)
 
 
 class _ControlScope:
@@ -444,8 +456,12 @@ class Graph:
             if self._finalized:
                 raise RuntimeError("Graph is finalized and cannot be modified.")
             inputs = tuple(t if type(t) is Tensor and t._op._graph is self
-                           else self._own_input(t, op_type) for t in inputs)
-            output_specs = op_def.infer(inputs, attrs)
+                           else self._own_input(t, op_type, inputs) for t in inputs)
+            try:
+                output_specs = op_def.infer(inputs, attrs)
+            except errors.InvalidShapeError as err:
+                raise ValueError(self._shape_error_text(err.core, op_def, name or op_type,
+                                                        inputs, attrs) + err.detail) from None
             state = self._scope_state()
             if state.attr_scope:
                 attrs = {**state.attr_scope, **attrs}
@@ -463,11 +479,32 @@ class Graph:
                 self._apply_control_scopes(op, state)
             return op
 
-    def _own_input(self, value, op_type: str) -> Tensor:
+    def _shape_error_text(self, core: str, op_def, name: str, inputs: tuple,
+                          attrs: dict) -> str:
+        """TF1's words for an op its shape function refused: the node (named as it would
+        have been) with its attrs and inputs, then the input shapes."""
+        if name.endswith("/"):
+            op_name = name[:-1]
+        else:
+            op_name = self._scope_state().name_stack + name
+            taken = self._names_in_use.get(op_name.lower(), 0)
+            op_name = f"{op_name}_{taken}" if taken else op_name
+        node = Operation(self, -1, op_name, op_def, inputs, attrs, "")  # never added
+        described = _node_summary(node) if _node_summary is not None else \
+            f"{{{{node {op_name}}}}} = {op_def.type}"
+        shapes = ", ".join(_shape_text(t.shape) for t in inputs)
+        return f"{core} for '{described}' with input shapes: {shapes}."
+
+    def _own_input(self, value, op_type: str, inputs: Sequence) -> Tensor:
         if not isinstance(value, Tensor):
             raise TypeError(f"Inputs of a {op_type} op must be Tensors, got "
                             f"{type(value).__name__}: {value!r}")
         if value._op._graph is not self:
+            beside = next((t for t in inputs if isinstance(t, Tensor) and t._op._graph is self),
+                          None)
+            if self.outer_graph is None and beside is not None:  # TF's words
+                raise ValueError(f"{value} must be from the same graph as {beside} (graphs "
+                                 f"are {value._op._graph} and {self}).")
             return self.capture(value)
         return value
 
@@ -936,6 +973,25 @@ def register_graph_def_converter(converter: Callable) -> None:
     """Installs the function behind ``Graph.as_graph_def``."""
     global _graph_def_converter
     _graph_def_converter = converter
+
+
+_node_def_converter: Optional[Callable] = None
+_node_summary: Optional[Callable] = None
+
+
+def register_node_def_converter(converter: Callable, summary: Callable) -> None:
+    """Installs the functions behind ``Operation.node_def`` (and ``str(op)``) and the
+    one-line node description of shape errors (``{{node MatMul}} = MatMul[...](a, b)``)."""
+    global _node_def_converter, _node_summary
+    _node_def_converter, _node_summary = converter, summary
+
+
+def _shape_text(shape: TensorShape) -> str:
+    """A shape as TF1's messages write it: ``[2,?]``, or ``?`` for an unknown rank."""
+    dims = shape.as_tuple()
+    if dims is None:
+        return "?"
+    return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
 
 
 def _remove_control_edges(sources: list, target: Operation, start: int) -> None:

@@ -266,7 +266,11 @@ class TensorShape:
         return hash(self._dims)
 
     def __repr__(self) -> str:
-        return f"TensorShape({self.as_list() if self._dims is not None else None})"
+        # TF1's (V1 shapes): each dimension a Dimension, TensorShape([Dimension(None), ...])
+        if self._dims is None:
+            return "TensorShape(None)"
+        dims = ", ".join(f"Dimension({d})" for d in self._dims)
+        return f"TensorShape([{dims}])"
 
     def __str__(self) -> str:
         if self._dims is None:

@@ -24,11 +24,12 @@ from typing import Optional, Union
 import numpy as np
 from google.protobuf import text_format
 from tensorboard.compat.proto import (attr_value_pb2, function_pb2, graph_pb2, node_def_pb2,
-                                      versions_pb2)
+                                      types_pb2, versions_pb2)
 
 from gradflow.framework import dtypes
 from gradflow.framework.function import Function
-from gradflow.framework.graph import Graph, Operation, register_graph_def_converter
+from gradflow.framework.graph import (Graph, Operation, register_graph_def_converter,
+                                      register_node_def_converter)
 from gradflow.framework.tensor_proto import (
     datatype_enum, dtype_from_enum, make_ndarray, make_tensor_proto, shape_proto)
 from gradflow.framework.tensor_shape import TensorShape
@@ -211,6 +212,44 @@ def node_def(op: Operation, add_shapes: bool = False) -> node_def_pb2.NodeDef:
     return node
 
 
+def node_summary(op: Operation) -> str:
+    """One line naming ``op`` as TF1's error messages do:
+    ``{{node MatMul}} = MatMul[T=DT_FLOAT, transpose_a=false](a, b)``."""
+    node = node_def(op)
+    attrs = ", ".join(f"{key}={_attr_text(node.attr[key])}" for key in sorted(node.attr)
+                      if not key.startswith("_"))
+    return f"{{{{node {node.name}}}}} = {node.op}[{attrs}]({', '.join(node.input)})"
+
+
+def _attr_text(value: attr_value_pb2.AttrValue) -> str:
+    kind = value.WhichOneof("value")
+    if kind == "list":
+        items = [_scalar_text(field, item) for field in ("s", "i", "f", "b", "type", "shape")
+                 for item in getattr(value.list, field)]
+        return "[" + ", ".join(items) + "]"
+    return "" if kind is None else _scalar_text(kind, getattr(value, kind))
+
+
+def _scalar_text(kind: str, item) -> str:
+    if kind == "b":
+        return "true" if item else "false"
+    if kind == "s":
+        return '"' + item.decode("utf-8", "backslashreplace") + '"'
+    if kind == "f":
+        return f"{item:g}"
+    if kind == "type":
+        return types_pb2.DataType.Name(item)
+    if kind == "shape":
+        if item.unknown_rank:
+            return "<unknown>"
+        return "[" + ",".join("?" if d.size < 0 else str(d.size) for d in item.dim) + "]"
+    if kind == "tensor":
+        return f"Tensor<type: {types_pb2.DataType.Name(item.dtype)}>"
+    if kind == "func":
+        return item.name
+    return str(item)
+
+
 # Marks a FunctionDef whose body ``function_library`` wrote (GraphDef-style names).
 GRADFLOW_BODY_ATTR = "_gradflow_body"
 
@@ -308,3 +347,4 @@ def write_graph(graph_or_graph_def: Union[Graph, graph_pb2.GraphDef], logdir: st
 
 
 register_graph_def_converter(graph_to_graph_def)
+register_node_def_converter(node_def, node_summary)

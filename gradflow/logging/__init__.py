@@ -1,7 +1,8 @@
 """``gf.logging``: TF1's ``tf.logging`` (levels, ``set_verbosity``, ``info``, ``vlog``...).
 
 Messages go to Python's ``logging`` logger named ``"gradflow"`` (the logger the rest
-of gradflow logs to), formatted as absl formats them when absl's handler is in place.
+of gradflow logs to); its default handler prints them as TF1 does
+(``INFO:tensorflow:...``), and as absl formats them when absl's handler is in place.
 As in TF1, the default verbosity is WARN.
 """
 from __future__ import annotations
@@ -32,7 +33,8 @@ def get_logger() -> _logging.Logger:
     (and TF1's default WARN level) the first time it is asked for here."""
     if not _logger.handlers and not _logging.getLogger().handlers:
         handler = _logging.StreamHandler(sys.stderr)
-        handler.setFormatter(_logging.Formatter("%(levelname)s:gradflow:%(message)s"))
+        # the lines TF1 prints (``INFO:tensorflow:step 3``), which programs' logs show
+        handler.setFormatter(_logging.Formatter("%(levelname)s:tensorflow:%(message)s"))
         _logger.addHandler(handler)
         if _logger.level == _logging.NOTSET:
             _logger.setLevel(WARN)

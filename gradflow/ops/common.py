@@ -7,7 +7,7 @@ from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from gradflow.framework import dtypes
+from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import constant_value, convert_to_tensor, make_ndarray
 from gradflow.framework.graph import (Operation, Tensor, get_default_graph, graph_of,
                                       op_scope)
@@ -135,15 +135,18 @@ def binary_operands(x, y, op_name: str, names: tuple[str, str] = ("x", "y")
     else:
         y = as_tensor(y, name=names[1])
         x = as_tensor(x, dtype=y.dtype, name=names[0], like=y)
-    check_same_dtype(x, y, op_name)
+    check_same_dtype(x, y, op_name, names)
     return x, y
 
 
-def check_same_dtype(x: Tensor, y: Tensor, op_name: str) -> None:
+def check_same_dtype(x: Tensor, y: Tensor, op_name: str,
+                     names: tuple[str, str] = ("x", "y")) -> None:
+    """TF's TypeError when the operands (arguments ``names``) differ in dtype."""
     if x.dtype is not y.dtype:
-        raise TypeError(f"Input 'y' of '{op_name}' Op has type {y.dtype.name} that does not "
-                        f"match type {x.dtype.name} of argument 'x'. (x: {x.name}, "
-                        f"y: {y.name}; cast one with gf.cast)")
+        first, second = names
+        raise TypeError(f"Input '{second}' of '{op_name}' Op has type {y.dtype.name} that "
+                        f"does not match type {x.dtype.name} of argument '{first}'. "
+                        f"({first}: {x.name}, {second}: {y.name}; cast one with tf.cast)")
 
 
 def check_python_operand(value, dtype: dtypes.DType, arg: str, op_type: str) -> None:
@@ -191,8 +194,10 @@ def broadcast_shape(a: TensorShape, b: TensorShape,
             result.append(p)
         else:
             where = context() if callable(context) else context
-            raise ValueError(f"Incompatible shapes: {a} and {b} cannot be broadcast"
-                             f"{' in ' + where if where else ''}")
+            raise errors.InvalidShapeError(
+                f"Dimensions must be equal, but are {p} and {q}",
+                f" (Incompatible shapes: {a} and {b} cannot be broadcast"
+                f"{' in ' + where if where else ''})")
     return TensorShape.from_tuple(tuple(result))
 
 

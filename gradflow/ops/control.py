@@ -55,8 +55,22 @@ def group(*inputs, name: Optional[str] = None) -> Operation:
     ops = list(dict.fromkeys(_as_op(item) for item in _flatten(list(inputs))
                              if item is not None))
     graph = ops[0].graph if ops else get_default_graph()
-    with graph.as_default(), graph.control_dependencies(ops):
-        return no_op(name=name or "group_deps")
+    # TF1's placement: ops on one device are grouped on that device; ops on several
+    # get one ``<name>/NoOp`` per device (in device order) and the group waits for those
+    by_device: dict = {}
+    for op in ops:
+        by_device.setdefault(op.device, []).append(op)
+    with graph.as_default():
+        if len(by_device) <= 1:
+            with graph.device(ops[0].device if ops else ""), graph.control_dependencies(ops):
+                return no_op(name=name or "group_deps")
+        with graph.name_scope(name or "group_deps") as scope:
+            gates = []
+            for device in sorted(by_device):
+                with graph.device(device), graph.control_dependencies(by_device[device]):
+                    gates.append(no_op())
+            with graph.control_dependencies(gates):
+                return no_op(name=scope)
 
 
 def tuple(tensors, name: Optional[str] = None, control_inputs=None) -> list:  # noqa: A001
@@ -67,16 +81,19 @@ def tuple(tensors, name: Optional[str] = None, control_inputs=None) -> list:  # 
     if not present:
         return list(tensors)
     gate_inputs = present + list(control_inputs or ())
-    gate = group(*gate_inputs, name=None)
-    graph = gate.graph
-    with graph.name_scope(name or "tuple"):
-        return [None if t is None else with_dependencies([gate], t) for t in tensors]
+    graph = _as_op(present[0]).graph
+    # TF1's names: ``tuple/group_deps`` and ``tuple/control_dependency[_i]``
+    with graph.as_default(), graph.name_scope(name or "tuple"):
+        gate = group(*gate_inputs, name=None)
+        return [None if t is None else with_dependencies([gate], t, name="control_dependency")
+                for t in tensors]
 
 
 def with_dependencies(dependencies, output_tensor, name: Optional[str] = None):
     """``output_tensor``, readable only after ``dependencies`` have run."""
     graph = get_default_graph()
-    with graph.control_dependencies(dependencies):
+    # colocated with the tensor it passes on, as TF1's
+    with graph.control_dependencies(dependencies), graph.colocate_with(_as_op(output_tensor)):
         if isinstance(output_tensor, IndexedSlices):
             return IndexedSlices(array.identity(output_tensor.values, name=name),
                                  output_tensor.indices, output_tensor.dense_shape)

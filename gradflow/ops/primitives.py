@@ -89,8 +89,9 @@ def _stacked_ints(items: Sequence, name: str) -> Tensor:
                             f"{item.dtype.name} tensor {item.name}")
     wide = any(isinstance(d, Tensor) and d.dtype is dtypes.int64 for d in items)
     dtype = dtypes.int64 if wide else dtypes.int32
-    return stack([cast(d, dtype) if isinstance(d, Tensor) else constant(d, dtype=dtype)
-                  for d in items], name=name)
+    # named as TF1's autopacking names them: the Pack is ``name``, a Python entry i is
+    # the constant ``name/i`` (``Reshape/shape/1``)
+    return _pack_nested(_cast_nested(items, dtype), dtype, name)
 
 
 def shape_tensor(shape_like, name: str = "shape") -> Tensor:
@@ -202,6 +203,9 @@ def filled(shape, value: int, dtype, name: str) -> Tensor:
         if dims.prod() < FOLDED_FILL_LIMIT:
             return constant(np.full(dims, value, dtype.as_numpy_dtype), dtype=dtype, name=name)
         shape = shape_tensor(shape, name="shape_as_tensor")
+    else:
+        # a list holding tensors is autopacked (``zeros/packed``) before the value Const
+        shape = shape_tensor(shape, name="packed")
     return fill(shape, constant(value, dtype=dtype, name="Const"), name=name)
 
 
@@ -304,16 +308,31 @@ def _infer_reshape(inputs, attrs):
         known = int(np.prod([d for d in target if d != -1], dtype=np.int64))
         if -1 in target:
             if known == 0 or count % known:
-                raise ValueError(f"Cannot reshape a tensor with {count} elements to shape "
-                                 f"{target} (input {x.name}, shape {x.shape})")
+                raise errors.InvalidShapeError(
+                    f"Dimension size must be evenly divisible by {known} but is {count}",
+                    f" (cannot reshape a tensor with {count} elements to shape {target}: "
+                    f"input {x.name}, shape {x.shape})")
             target = [count // known if d == -1 else d for d in target]
         elif count != known:
-            raise ValueError(f"Cannot reshape a tensor with {count} elements to shape "
-                             f"{target} (input {x.name}, shape {x.shape})")
+            raise errors.InvalidShapeError(
+                f"Cannot reshape a tensor with {count} elements to shape "
+                f"[{','.join(map(str, target))}] ({known} elements)",
+                f" (input {x.name}, shape {x.shape})")
     return [(x.dtype, TensorShape([None if d is None or d < 0 else d for d in target]))]
 
 
-define_op("Reshape", infer=_infer_reshape, kernel=lambda x, s: np.reshape(x, tuple(s)))
+def _reshape_kernel(x, shape_):
+    try:
+        return np.reshape(x, tuple(shape_))
+    except ValueError:
+        known = int(np.prod([d for d in shape_ if d != -1], dtype=np.int64))
+        wanted = f"requires a multiple of {known}" if -1 in list(shape_) else f"has {known}"
+        raise errors.InvalidArgumentError(
+            None, None, f"Input to reshape is a tensor with {x.size} values, but the "
+            f"requested shape {wanted}") from None
+
+
+define_op("Reshape", infer=_infer_reshape, kernel=_reshape_kernel)
 
 
 register_foldable("Reshape")
@@ -381,12 +400,30 @@ def stack(values, axis: int = 0, name: str = "stack") -> Tensor:
         if axis != 0:
             raise TypeError(f"Tensor {values.name} is not iterable: stack a list of tensors")
         return values
-    tensors = [convert_to_tensor(v) for v in values]
-    if not tensors:
+    items = [v if isinstance(v, _PYTHON_VALUES) else convert_to_tensor(v) for v in values]
+    if not items:
         raise ValueError("stack needs at least one tensor")
-    first = tensors[0]
-    tensors = [first] + [as_tensor(v, dtype=first.dtype, like=first) for v in tensors[1:]]
+    first = _first_tensor(items)
+    if axis == 0:
+        # TF1 converts the list as a whole: one Const named as the op when it holds no
+        # tensor, else the autopacked Pack whose Python entry i is the Const ``stack/i``
+        if first is not None:
+            return _pack_nested(items, first.dtype, name)
+        try:
+            return constant(items, name=name)
+        except (TypeError, ValueError):
+            pass  # entries of different shapes: the Pack below says which
+    # otherwise each Python entry i is converted alone, as ``stack/values_i``
+    if first is None:
+        first = convert_to_tensor(items[0], name="values_0")
+    tensors = [as_tensor(v, dtype=first.dtype, like=first, name=f"values_{i}")
+               for i, v in enumerate(items)]
     return apply_op("Pack", tensors, name=name, axis=axis)
+
+
+# what ``stack`` keeps as Python values (converted by autopacking); anything else
+# (a Variable, IndexedSlices) is converted to a tensor first
+_PYTHON_VALUES = (list, tuple, np.ndarray, np.generic, int, float, complex, bool, str, bytes)
 
 
 def _first_tensor(items) -> Optional[Tensor]:
@@ -467,6 +504,8 @@ def _unpack_kernel(x, *, num, axis):
     if x.shape[axis] != num:
         raise ValueError(f"Input dimension {axis} has size {x.shape[axis]}, expected {num}")
     parts = tuple(np.moveaxis(x, axis, 0))
+    if x.ndim == 1 and x.dtype == object:  # elements of a string vector stay object arrays
+        parts = tuple(np.array(p, dtype=object) for p in parts)
     return parts if num != 1 else parts[0]
 
 
@@ -603,12 +642,32 @@ def to_bool(dtype: dtypes.DType) -> dtypes.DType:
     return dtypes.bool
 
 
+def _broadcasts(a: tuple, b: tuple) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+    except ValueError:
+        return False
+    return True
+
+
+def _dims_text(dims: tuple) -> str:
+    """A run-time shape as TF's kernel messages write it: ``[2,3]``."""
+    return "[" + ",".join(str(d) for d in dims) + "]"
+
+
 def elementwise_kernel(fn: Callable, result_dtype: Callable = _same) -> Callable:
     """``fn`` with NumPy's floating-point warnings off (inf and nan are answers here, as in
     TensorFlow) and its result in the op's dtype (SciPy computes float16 in float64)."""
     def kernel(x, *rest):
         with np.errstate(all="ignore"):
-            result = fn(x, *rest)
+            try:
+                result = fn(x, *rest)
+            except ValueError:
+                if len(rest) != 1 or _broadcasts(np.shape(x), np.shape(rest[0])):
+                    raise
+                raise errors.InvalidArgumentError(
+                    None, None, f"Incompatible shapes: {_dims_text(np.shape(x))} vs. "
+                    f"{_dims_text(np.shape(rest[0]))}") from None
         target = x.dtype if result_dtype is _same else \
             result_dtype(dtypes.as_dtype(x.dtype)).as_numpy_dtype
         return np.asarray(result).astype(target, copy=False)
@@ -655,7 +714,7 @@ def _cast_grad(op, grad):
 def cast(x, dtype, name: Optional[str] = None) -> Tensor:
     """Converts ``x`` to ``dtype`` (complex to real keeps the real part)."""
     target = dtypes.as_dtype(dtype)
-    x = convert_to_tensor(x)
+    x = convert_to_tensor(x, name="x")
     if x.dtype is target:
         return x
     return apply_op("Cast", [x], name=name or "Cast", SrcT=x.dtype, DstT=target,
@@ -808,12 +867,56 @@ def reduce_to_shape_of(grad: Tensor, x: Tensor) -> Tensor:
     return reshape(reduce_sum(grad, axes), x_shape)
 
 
+def _broadcast_axes(dims: Optional[tuple], other: Optional[tuple]) -> Optional[list]:
+    """The axes along which a ``dims``-shaped operand was broadcast against ``other``,
+    when the static shapes tell (an unknown size facing a size-1 or missing one is
+    the output's own size); None when only the run-time shapes can."""
+    if dims is None or other is None:
+        return None
+    rank = max(len(dims), len(other))
+    lead = rank - len(dims)
+    other = (1,) * (rank - len(other)) + tuple(other)
+    axes = list(builtins.range(lead))
+    for i, d in enumerate(dims):
+        facing = other[lead + i]
+        if facing == 1 or (d is not None and d != 1):
+            continue
+        if d != 1 or facing is None:
+            return None
+        axes.append(lead + i)
+    return axes
+
+
 def binary_grads(op, gx: Optional[Callable], gy: Optional[Callable]):
-    """Applies the per-input rules only where a gradient is needed, then unbroadcasts."""
+    """Applies the per-input rules only where a gradient is needed, then unbroadcasts.
+
+    As TF1's rules: an operand not broadcast takes its gradient as is; otherwise the
+    operands' ``Shape``s come first, then (when the static shapes do not tell the
+    broadcast axes) one ``BroadcastGradientArgs``, then each ``Sum`` and ``Reshape``.
+    """
     x, y = op.inputs
-    dx = reduce_to_shape_of(gx(), x) if gx is not None and gradient_needed(x) else None
-    dy = reduce_to_shape_of(gy(), y) if gy is not None and gradient_needed(y) else None
-    return dx, dy
+    need_x = gx is not None and gradient_needed(x)
+    need_y = gy is not None and gradient_needed(y)
+    x_dims, y_dims = x.shape.as_tuple(), y.shape.as_tuple()
+    if x_dims == y_dims and x_dims is not None and None not in x_dims:
+        return gx() if need_x else None, gy() if need_y else None  # nothing broadcast
+    axes = [_broadcast_axes(x_dims, y_dims) if need_x else [],
+            _broadcast_axes(y_dims, x_dims) if need_y else []]
+    if axes == [[], []]:
+        return gx() if need_x else None, gy() if need_y else None
+    shapes = [shape_of_input(x), shape_of_input(y)]
+    if None in axes:
+        axes = broadcast_gradient_args(*shapes)
+    grads = []
+    for need, rule, reduce_axes, to_shape in zip((need_x, need_y), (gx, gy), axes, shapes,
+                                                 strict=True):
+        if not need:
+            grads.append(None)
+        elif isinstance(reduce_axes, list) and not reduce_axes:
+            grads.append(rule())
+        else:
+            grads.append(reshape(reduce_sum(rule(), reduce_axes), to_shape))
+    return tuple(grads)
 
 
 @RegisterGradient("Add")
@@ -830,7 +933,9 @@ def _sub_grad(op, grad):
 @RegisterGradient("Mul")
 def _mul_grad(op, grad):
     x, y = op.inputs
-    return binary_grads(op, lambda: grad * conj(y), lambda: conj(x) * grad)
+    # TF1's names: ``Mul`` and ``Mul_1``
+    return binary_grads(op, lambda: multiply(grad, conj(y), name="Mul"),
+                        lambda: multiply(conj(x), grad, name="Mul"))
 
 
 def _min_max_grad(op, grad, x_wins: Callable):

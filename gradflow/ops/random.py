@@ -20,7 +20,6 @@ from gradflow.framework import dtypes, errors
 from gradflow.framework.graph import Tensor, get_default_graph, name_scope
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
-from gradflow.ops import array
 from gradflow.ops import math as math_ops
 from gradflow.ops.common import (FLOATING, apply_op, as_tensor, check_dtype_in, constructor,
                                  static_ints)
@@ -175,7 +174,7 @@ def _shape_tensor(shape) -> Tensor:
         return shape
     dims = shape.as_list() if isinstance(shape, TensorShape) else list(shape)
     if any(isinstance(d, Tensor) for d in dims):
-        return array.stack([as_tensor(d, dtype=dtypes.int32) for d in dims], name="shape")
+        return shape_tensor(dims, name="shape")  # autopacked: ``shape/1`` and Pack ``shape``
     if any(d is None or d < 0 for d in dims):
         raise ValueError(f"The shape of a random tensor must be fully defined, got {shape}")
     return shape_tensor(dims, name="shape")  # int64 when a dimension needs it, as TF
@@ -189,11 +188,15 @@ def _sample_dtype(dtype, what: str) -> dtypes.DType:
     return dtype
 
 
-def _scaled(sample: Tensor, scale, shift, name: str) -> Tensor:
-    """sample * scale + shift, in the sample's dtype; ``name`` names the result."""
-    scale_t = as_tensor(scale, dtype=sample.dtype, name="stddev")
-    shift_t = as_tensor(shift, dtype=sample.dtype, name="mean")
-    return math_ops.add(sample * scale_t, shift_t, name=name)
+def _normal(op_type: str, shape, mean, stddev, dtype: dtypes.DType, seed, scope: str
+            ) -> Tensor:
+    """A normal sample ``op_type`` * stddev + mean, built in TF1's order: the shape,
+    ``mean`` and ``stddev`` constants first, then the sample, ``mul`` and the sum."""
+    shape_t = _shape_tensor(shape)
+    mean_t = as_tensor(mean, dtype=dtype, name="mean")
+    stddev_t = as_tensor(stddev, dtype=dtype, name="stddev")
+    sample = apply_op(op_type, [shape_t], name=op_type, dtype=dtype, **_seed_attrs(seed))
+    return math_ops.add(sample * stddev_t, mean_t, name=scope)
 
 
 @constructor("random_uniform", "shape", "minval", "maxval", "dtype", "seed", single_op=False)
@@ -216,15 +219,17 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32,
                       as_tensor(maxval, dtype=dtype, name="max")]
             return apply_op("RandomUniformInt", [shape_t] + bounds, name=scope,
                             **_seed_attrs(seed))
-        unit = apply_op("RandomUniform", [shape_t], name="RandomUniform", dtype=dtype,
-                        **_seed_attrs(seed))
         maxval = 1 if maxval is None else maxval
         if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)) \
                 and minval == 0 and maxval == 1:
-            return unit
+            return apply_op("RandomUniform", [shape_t], name="RandomUniform", dtype=dtype,
+                            **_seed_attrs(seed))
+        # TF1's order: the bounds, then the sample, ``sub``, ``mul`` and the sum
         low = as_tensor(minval, dtype=dtype, name="min")
         high = as_tensor(maxval, dtype=dtype, name="max")
-        return _scaled(unit, high - low, low, name=scope)
+        unit = apply_op("RandomUniform", [shape_t], name="RandomUniform", dtype=dtype,
+                        **_seed_attrs(seed))
+        return math_ops.add(unit * (high - low), low, name=scope)
 
 
 @constructor("random_normal", "shape", "mean", "stddev", "dtype", "seed", single_op=False)
@@ -233,9 +238,7 @@ def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32,
     """Samples from a normal distribution."""
     dtype = _sample_dtype(dtype, "random_normal")
     with name_scope(name, "random_normal", [shape, mean, stddev]) as scope:
-        sample = apply_op("RandomStandardNormal", [_shape_tensor(shape)],
-                          name="RandomStandardNormal", dtype=dtype, **_seed_attrs(seed))
-        return _scaled(sample, stddev, mean, name=scope)
+        return _normal("RandomStandardNormal", shape, mean, stddev, dtype, seed, scope)
 
 
 @constructor("truncated_normal", "shape", "mean", "stddev", "dtype", "seed", single_op=False)
@@ -244,9 +247,7 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32,
     """Samples from a normal distribution, redrawing those beyond two stddevs of the mean."""
     dtype = _sample_dtype(dtype, "truncated_normal")
     with name_scope(name, "truncated_normal", [shape, mean, stddev]) as scope:
-        sample = apply_op("TruncatedNormal", [_shape_tensor(shape)], name="TruncatedNormal",
-                          dtype=dtype, **_seed_attrs(seed))
-        return _scaled(sample, stddev, mean, name=scope)
+        return _normal("TruncatedNormal", shape, mean, stddev, dtype, seed, scope)
 
 
 @constructor("RandomShuffle", "value", "seed", single_op=False)

@@ -62,6 +62,19 @@ def _read_variable_grad(op, grad):
     return grad
 
 
+def _merge_failure(a: TensorShape, b: TensorShape) -> str:
+    """TF's words for two incompatible shapes (both of known rank)."""
+    da, db = a.as_tuple(), b.as_tuple()
+    if len(da) != len(db):
+        return f"Shapes must be equal rank, but are {len(da)} and {len(db)}"
+    i = next(i for i, (p, q) in enumerate(zip(da, db, strict=True))
+             if p is not None and q is not None and p != q)
+    texts = ["[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+             for dims in (da, db)]
+    return (f"Dimension {i} in both shapes must be equal, but are {da[i]} and {db[i]}. "
+            f"Shapes are {texts[0]} and {texts[1]}.")
+
+
 def _infer_assign(inputs, attrs):
     ref, value = inputs
     if value.dtype is not ref.dtype:
@@ -69,8 +82,10 @@ def _infer_assign(inputs, attrs):
                         f"{value.dtype.name} that does not match type {ref.dtype.name} of "
                         f"variable {ref.op.name}")
     if attrs.get("validate_shape", True) and not ref.shape.is_compatible_with(value.shape):
-        raise ValueError(f"Shapes {ref.shape} and {value.shape} are incompatible: cannot "
-                         f"assign a value of shape {value.shape} to variable {ref.op.name}")
+        raise errors.InvalidShapeError(
+            _merge_failure(ref.shape, value.shape),
+            f" (cannot assign a value of shape {value.shape} to variable {ref.op.name} of "
+            f"shape {ref.shape})")
     return [(ref.dtype, ref.shape if attrs.get("validate_shape", True) else value.shape)]
 
 
@@ -438,7 +453,8 @@ class Variable:
 
     # ------------------------------------------------------ tensor-like behaviour
     def __repr__(self) -> str:
-        return f"<gf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+        # as TF1 prints a (reference) variable, whose dtype is the ``_ref`` one
+        return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}_ref>"
 
     def __iter__(self):
         raise TypeError(f"Variable {self.name} is not iterable.")
@@ -535,8 +551,14 @@ def _apply_update(op_type: str, ref, value, name, read_value: bool, **attrs):
     target = _ref_of(ref)
     graph = _update_graph(target)
     with graph.as_default():
-        value_t = convert_to_tensor(value, dtype=target.dtype)
-        op = graph.create_op(op_type, (target, value_t), attrs, name=name or op_type)
+        if isinstance(value, Tensor):
+            value_t = convert_to_tensor(value, dtype=target.dtype)
+            op = graph.create_op(op_type, (target, value_t), attrs, name=name or op_type)
+        else:
+            # a Python value is the Const ``<op>/value``, in the op's scope as TF1's
+            with graph.atomic(), graph.name_scope(name or op_type) as scope:
+                value_t = convert_to_tensor(value, dtype=target.dtype, name="value")
+                op = graph.create_op(op_type, (target, value_t), attrs, name=scope)
     return op.outputs[0] if read_value else op
 
 

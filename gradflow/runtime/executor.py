@@ -20,6 +20,7 @@ import concurrent.futures
 import contextvars
 import functools
 import os
+import re
 import sys
 import time
 from typing import Optional, Sequence
@@ -417,12 +418,23 @@ def _raise_kernel_error(step: Step, err: Exception):
     if isinstance(err, errors.OpError):
         if err.op is None:  # raised by a kernel: say which node failed, as TF does
             err.op = op
-            err.message = f"{err.message}\n\t [[node {op.name} (op type {op.type})]]"
+            err.message = f"{err.message}\n\t [[{{{{node {op.name}}}}}]]"  # TF's suffix
             err.args = (err.message,)
         raise err
+    broadcast = _NUMPY_BROADCAST_FAILURE.search(str(err))
+    if broadcast is not None:  # TF's words, naming the node as TF's suffix does
+        shapes = [f"[{dims.strip('(),').replace(' ', '')}]" for dims in broadcast.groups()]
+        raise errors.InvalidArgumentError(
+            None, op, f"Incompatible shapes: {shapes[0]} vs. {shapes[1]}\n\t "
+            f"[[{{{{node {op.name}}}}}]]") from err
     raise errors.InvalidArgumentError(
         None, op, f"{type(err).__name__} while running op '{op.name}' "
         f"(type {op.type}): {err}") from err
+
+
+# NumPy's message for operands that do not broadcast (a binary op's kernel)
+_NUMPY_BROADCAST_FAILURE = re.compile(r"could not be broadcast together with shapes "
+                                      r"(\([\d,\s]*\))\s*(\([\d,\s]*\))")
 
 
 def _check_outputs(step: Step, results: list) -> None:
@@ -704,13 +716,18 @@ def graph_structure_version(graph: Graph) -> tuple:
     return (graph.version, graph.control_edge_version)
 
 
+# TF's own names of dtypes in its kernel messages (``DataTypeString``)
+_TF_DTYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
+
+
 def _unfed_message(op: Operation) -> str:
     dtype = op.outputs[0].dtype.name if op.outputs else "?"
+    dtype = _TF_DTYPE_NAMES.get(dtype, dtype)
     shape = op.outputs[0].shape if op.outputs else "?"
     shape_text = "unknown" if shape.ndims is None else \
         "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
     return (f"You must feed a value for placeholder tensor '{op.name}' with dtype {dtype}"
-            f" and shape {shape_text}")
+            f" and shape {shape_text}\n\t [[{{{{node {op.name}}}}}]]")
 
 
 def _bind_attrs(op: Operation):

@@ -32,11 +32,30 @@ def _is_variable_snapshot(tensor: Tensor) -> bool:
 
 
 def _fetched(value):
-    """A fetched value as TF1 returns it: a 0-d array becomes a NumPy scalar (bytes for
-    strings), everything else is handed on."""
-    if type(value) is np.ndarray and value.ndim == 0:
+    """A fetched value as TF1 returns it: a 0-d array becomes a NumPy scalar, and the
+    items of a string tensor are ``bytes`` (kernels may hold ``str``: encoded UTF-8)."""
+    if isinstance(value, (str, np.str_)):
+        return value.encode()
+    if isinstance(value, np.bytes_):
+        return bytes(value)
+    if type(value) is not np.ndarray:
+        return value
+    if value.dtype == object or value.dtype.kind in "SU":
+        value = _as_bytes_items(value)
+    if value.ndim == 0:
         return value[()]
     return value
+
+
+def _as_bytes_items(value: np.ndarray) -> np.ndarray:
+    """An object array whose str (and fixed-width) string items are bytes."""
+    if value.dtype == object and not any(isinstance(v, str) for v in value.flat):
+        return value
+    result = np.empty(value.shape, dtype=object)
+    for i, item in enumerate(value.flat):
+        result.flat[i] = item.encode() if isinstance(item, str) else \
+            bytes(item) if isinstance(item, np.bytes_) else item
+    return result
 
 
 class _Fetches:
@@ -88,19 +107,19 @@ class _Fetches:
         return lambda values: _fetched(values[index])
 
     def _element(self, fetch):
+        # TF 2.21's words (a KeyError's text is quoted, as TF's)
+        kind = type(fetch).__name__
         if fetch is None:
-            raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)}")
+            raise TypeError(f"Argument `fetch` = {fetch} has invalid type \"{kind}\". "
+                            "Cannot be None")
         try:
             return self._graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
         except TypeError as err:
-            raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)}, must "
-                            f"be a string or Tensor. ({err})") from None
-        except ValueError as err:
-            raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. "
+            raise TypeError(f"Argument `fetch` = {fetch} has invalid type \"{kind}\" must be a "
+                            f"string or Tensor. ({err})") from None
+        except (KeyError, ValueError) as err:
+            raise ValueError(f"Argument `fetch` = {fetch} cannot be interpreted as a Tensor. "
                              f"({err})") from None
-        except KeyError as err:
-            raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. "
-                             f"({err.args[0]})") from None
 
     def build(self, values: list):
         return self._build(values)
@@ -332,9 +351,10 @@ class InteractiveSession(Session):
 def _checked_feed_value(tensor: Tensor, value) -> np.ndarray:
     """``value`` as an array of ``tensor``'s dtype; rejects wrong shapes and lossy casts."""
     if isinstance(value, (Tensor, Operation)):
-        raise TypeError(f"The value of a feed cannot be a gf.Tensor object ({value.name}). "
-                        "Acceptable feed values include Python scalars, strings, lists, "
-                        "numpy ndarrays.")
+        raise TypeError(f"The value of a feed cannot be a tf.Tensor object. Acceptable feed "
+                        "values include Python scalars, strings, lists, numpy ndarrays, or "
+                        f"TensorHandles. For reference, the tensor object was {value} which "
+                        f"was passed to the argument `feed_dict` with key {tensor}.")
     dtype = tensor.dtype
     if type(value) is np.ndarray and value.dtype.type is dtype.as_numpy_dtype and \
             value.shape == tensor.shape.as_tuple() and dtype is not dtypes.string:
@@ -363,7 +383,7 @@ def _checked_feed_value(tensor: Tensor, value) -> np.ndarray:
                             "lose information.")
     if not tensor.shape.is_compatible_with(array.shape):
         raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor "
-                         f"'{tensor.name}', which has shape '{tensor.shape}'")
+                         f"{tensor.name}, which has shape {tensor.shape}")
     return array
 
 

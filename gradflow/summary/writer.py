@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from typing import Optional, Union
 
 from tensorboard.compat.proto import event_pb2, graph_pb2, summary_pb2
@@ -58,8 +59,11 @@ class FileWriter:
         if not event.wall_time:
             event.wall_time = time.time()
         with self._lock:
-            if self._closed:
-                raise RuntimeError("FileWriter is closed; call reopen() to write again")
+            if self._closed:  # TF1's: a warning, and nothing written until reopen()
+                warnings.warn("Attempting to use a closed FileWriter. The operation will be "
+                              "a noop unless the FileWriter is explicitly reopened.",
+                              stacklevel=2)
+                return
             self._writer.add_event(event)
 
     def _add(self, global_step: Optional[int], **fields) -> None:

@@ -10,8 +10,9 @@ from gradflow.framework.constant import constant_value, convert_to_tensor
 from gradflow.framework.graph import (GraphKeys, control_dependencies,
                                       get_default_graph, name_scope)
 from gradflow.framework.tensor_shape import TensorShape, as_shape
-from gradflow.ops.array import gather, identity, zeros
-from gradflow.ops.math import cast, maximum
+from gradflow.ops.array import gather, identity, shape_of_input, size, zeros
+from gradflow.ops.logging_ops import Assert
+from gradflow.ops.math import cast, greater, maximum
 from gradflow.ops.data_flow_ops import (FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue,
                                         count_up_to)
 from gradflow.ops.primitives import range as range_op
@@ -81,14 +82,19 @@ def string_input_producer(string_tensor, num_epochs: Optional[int] = None,
                           shared_name: Optional[str] = None, name: Optional[str] = None,
                           cancel_op=None):
     """A queue of file names for a reader, ``num_epochs`` passes (shuffled each pass)."""
-    with get_default_graph().atomic():
-        strings = convert_to_tensor(string_tensor, dtype=dtypes.string, name="string_tensor")
+    with get_default_graph().atomic(), \
+            name_scope(name, "input_producer", [string_tensor]) as scope:
+        strings = convert_to_tensor(string_tensor, dtype=dtypes.string)
         known = constant_value(strings)
         if known is not None and known.size == 0:
             raise ValueError("string_input_producer requires a non-null input tensor")
+        # TF1's graph: the names pass an Assert (a fed empty list fails the run) and
+        # an Identity, inside the producer's scope
+        message = "string_input_producer requires a non-null input tensor"
+        with control_dependencies([Assert(greater(size(strings), 0), [message])]):
+            strings = identity(strings)
         return input_producer(strings, TensorShape([]), num_epochs, shuffle, seed, capacity,
-                              shared_name, f"fraction_of_{capacity}_full",
-                              name or "input_producer", cancel_op)
+                              shared_name, f"fraction_of_{capacity}_full", scope, cancel_op)
 
 
 def range_input_producer(limit, num_epochs: Optional[int] = None, shuffle: bool = True,
@@ -110,10 +116,10 @@ def slice_input_producer(tensor_list: Sequence, num_epochs: Optional[int] = None
         tensors = [convert_to_tensor(t) for t in tensor_list]
         if not tensors:
             raise ValueError("Expected at least one tensor in slice_input_producer().")
-        size = tensors[0].shape.as_list()[0] if tensors[0].shape.ndims else None
-        if size is None:
-            raise ValueError("slice_input_producer needs tensors of known first dimension")
-        queue = range_input_producer(size, num_epochs, shuffle, seed, capacity, shared_name)
+        # as TF1: the first dimension read from the first tensor's shape (``Shape``,
+        # ``strided_slice``), known or not while building
+        rows = shape_of_input(tensors[0])[0]
+        queue = range_input_producer(rows, num_epochs, shuffle, seed, capacity, shared_name)
         index = queue.dequeue()
         return [gather(t, index) for t in tensors]
 

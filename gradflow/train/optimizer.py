@@ -13,6 +13,8 @@ import collections.abc
 import contextlib
 from typing import Iterator, Optional
 
+import numpy as np
+
 from gradflow.autodiff.gradients import gradients
 from gradflow.framework import dtypes
 from gradflow.framework.constant import constant, convert_to_tensor
@@ -189,10 +191,17 @@ class Optimizer:
                      op_name: str) -> Variable:
         """The slot ``slot_name`` of ``var``, created as ``var``-shaped ``value`` if new."""
         def initial_value():
-            shape = var.shape if var.shape.is_fully_defined() else \
-                array.shape(var.initialized_value())
-            return array.fill(shape, constant(value, dtype=var.dtype, name="value"),
-                              name="zeros" if value == 0 else "Const")
+            # TF1's slot initializers: ``Initializer/zeros`` (or ``ones``, or ``Const``
+            # for another value), one Const unless the slot is large
+            if not var.shape.is_fully_defined():
+                return array.fill(array.shape(var.initialized_value()),
+                                  constant(value, dtype=var.dtype, name="value"),
+                                  name="zeros" if value == 0 else "Const")
+            if value in (0, 1):
+                make = array.zeros if value == 0 else array.ones
+                return make(var.shape, dtype=var.dtype)
+            return constant(np.full(var.shape.as_list(), value, var.dtype.as_numpy_dtype),
+                            dtype=var.dtype, name="Const")
         return self._get_or_make_slot(var, initial_value, slot_name, op_name)
 
     def _get_or_make_slot(self, var: Variable, initial_value, slot_name: str,

@@ -13,9 +13,12 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from typing import Callable, Iterator, Optional
 
 from gradflow.framework.graph import GraphKeys, get_default_graph
+from gradflow.io.graph_def import write_graph
+from gradflow.logging import INFO, log_first_n
 from gradflow.ops import control
 from gradflow.ops.state import (global_variables, global_variables_initializer,
                                 local_variables_initializer, report_uninitialized_variables)
@@ -25,7 +28,7 @@ from gradflow.train.coordinator import Coordinator
 from gradflow.train.queue_runner import start_queue_runners
 from gradflow.train.saver import Saver
 from gradflow.train.session_manager import SessionManager
-from tensorboard.compat.proto import event_pb2
+from tensorboard.compat.proto import event_pb2, summary_pb2
 
 __all__ = ["Supervisor"]
 
@@ -48,8 +51,35 @@ class _Looper(threading.Thread):
                 while not self._coord.should_stop():
                     self._target(*self._args, **self._kwargs)
             else:
-                while not self._coord.wait_for_stop(self._interval):
+                # as TF1's: a first call at once (the step-0 checkpoint and summaries),
+                # then one every ``interval`` seconds
+                due = time.time()
+                while not self._coord.wait_for_stop(max(0.0, due - time.time())):
+                    due += self._interval
                     self._target(*self._args, **self._kwargs)
+
+
+class _StepCounter:
+    """TF1's step-counter service: every ``save_summaries_secs`` it writes the training
+    speed as the summary ``<global step name>/sec`` (and logs it, the first 10 times)."""
+
+    def __init__(self, sess, global_step, writer):
+        self._sess, self._global_step, self._writer = sess, global_step, writer
+        self._tag = f"{global_step.op.name}/sec"
+        self._last_time = time.time()
+        self._last_step = int(sess.run(global_step))
+
+    def __call__(self) -> None:
+        now, step = time.time(), int(self._sess.run(self._global_step))
+        elapsed = now - self._last_time
+        self._last_time, added = now, step - self._last_step
+        self._last_step = step
+        if elapsed > 0:
+            per_sec = added / elapsed
+            summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(
+                tag=self._tag, simple_value=per_sec)])
+            self._writer.add_summary(summary, step)
+            log_first_n(INFO, "%s: %g", 10, self._tag, per_sec)
 
 
 class Supervisor:
@@ -100,6 +130,10 @@ class Supervisor:
         if summary_writer is Supervisor.USE_DEFAULT:
             summary_writer = FileWriter(logdir) if self._is_chief and logdir else None
         self._summary_writer = summary_writer
+        if self._is_chief and logdir:  # TF1's chief writes the graph for TensorBoard
+            write_graph(self._graph.as_graph_def(add_shapes=True), logdir, "graph.pbtxt")
+            if self._summary_writer is not None:
+                self._summary_writer.add_graph(self._graph)
         self._graph.finalize()
 
     def _default(self, given, key: str, make: Optional[Callable]):
@@ -204,6 +238,9 @@ class Supervisor:
             if self._summary_op is not None and self._save_summaries_secs:
                 threads.append(self.loop(self._save_summaries_secs, self._write_summary,
                                          (sess,)))
+            if self._global_step is not None and self._save_summaries_secs:
+                threads.append(self.loop(self._save_summaries_secs, _StepCounter(
+                    sess, self._global_step, self._summary_writer)))
         if self._saver is not None and self._save_path and self._save_model_secs:
             threads.append(self.loop(self._save_model_secs, self._save, (sess,)))
         threads.extend(self.start_queue_runners(sess))
@@ -251,9 +288,11 @@ class Supervisor:
         self._started_threads.append(thread)
         return thread
 
-    Loop = loop  # TF1's other spelling
-
     # ------------------------------------------------------------------ stopping
+    def stop_on_exception(self):
+        """A context that hands an exception raised in it to the coordinator."""
+        return self._coord.stop_on_exception()
+
     def should_stop(self) -> bool:
         return self._coord.should_stop()
 
@@ -277,3 +316,16 @@ class Supervisor:
                 self._summary_writer.add_session_log(
                     event_pb2.SessionLog(status=event_pb2.SessionLog.STOP))
                 self._summary_writer.close()
+
+    # TF1's other spellings
+    Loop = loop
+    PrepareSession = prepare_or_wait_for_session
+    RequestStop = request_stop
+    ShouldStop = should_stop
+    StartQueueRunners = start_queue_runners
+    StartStandardServices = start_standard_services
+    Stop = stop
+    StopOnException = stop_on_exception
+    SummaryComputed = summary_computed
+    WaitForStop = wait_for_stop
+

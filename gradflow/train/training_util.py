@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-import numpy as np
 
 from gradflow.framework import dtypes
 from gradflow.framework.graph import Graph, GraphKeys, Tensor, get_default_graph
+from gradflow.ops.array import zeros
 from gradflow.ops.state import Variable
 
 __all__ = ["get_global_step", "create_global_step", "get_or_create_global_step",
@@ -53,7 +53,9 @@ def create_global_step(graph: Optional[Graph] = None) -> Variable:
     if get_global_step(graph) is not None:
         raise ValueError('"global_step" already exists.')
     with graph.as_default(), graph.name_scope(None):
-        return Variable(np.int64(0), trainable=False, name="global_step", dtype=dtypes.int64,
+        # TF1 makes it with get_variable's zeros initializer: ``global_step/Initializer/zeros``
+        return Variable(lambda: zeros([], dtypes.int64), trainable=False, name="global_step",
+                        dtype=dtypes.int64,
                         collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP])
 
 

@@ -389,7 +389,7 @@ def test_unknown_dimensions_propagate():
 
 @pytest.mark.parametrize("call,error,text", [
     (lambda: gf.nn.conv2d(gf.zeros([1, 4, 4, 2]), gf.zeros([2, 2, 3, 5]), 1, "SAME"), ValueError,
-     r"Depth of input \(2\) does not match the input depth of the filter \(3\)"),
+     r"Depth of input \(2\) is not a multiple of input depth of filter \(3\)"),
     (lambda: gf.nn.conv2d(gf.zeros([4, 4, 2]), gf.zeros([2, 2, 2, 5]), 1, "SAME"), ValueError,
      "must be rank 4 but is rank 3"),
     (lambda: gf.nn.conv2d(gf.zeros([1, 4, 4, 2]), gf.zeros([2, 2, 2, 5]), 1, "FOO"), ValueError,

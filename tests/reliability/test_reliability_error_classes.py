@@ -78,7 +78,7 @@ def test_bad_input_raises_what_tf_raises(name):
     if name in NAMES_THE_OFFENDER:
         assert re.search(NAMES_THE_OFFENDER[name], message), message
     if isinstance(err, errors.OpError):  # a run-time error names the node that failed
-        assert err.op is not None and f"[[node {err.op.name} " in message
+        assert err.op is not None and f"[[{{{{node {err.op.name}}}}}]]" in message
 
 
 @pytest.mark.parametrize("name", GIVEN)

@@ -22,9 +22,9 @@ def test_nested_fetch_structures(sess):
 
 
 def test_fetch_errors(sess):
-    with pytest.raises(TypeError, match="Fetch argument None has invalid type"):
+    with pytest.raises(TypeError, match="Argument `fetch` = None has invalid type"):
         sess.run(None)
-    with pytest.raises(TypeError, match="Fetch argument 3 has invalid type"):
+    with pytest.raises(TypeError, match="Argument `fetch` = 3 has invalid type"):
         sess.run(3)
     with pytest.raises(ValueError, match="cannot be interpreted as a Tensor"):
         sess.run("missing:0")
@@ -50,14 +50,14 @@ def test_E1_missing_placeholder_feed_names_it(sess):
     x = gf.placeholder(gf.float32, shape=[2, None], name="inputs")
     with pytest.raises(gf.errors.InvalidArgumentError,
                        match=r"You must feed a value for placeholder tensor 'inputs' with "
-                             r"dtype float32 and shape \[2,\?\]"):
+                             r"dtype float and shape \[2,\?\]"):
         sess.run(x * 2.0)
 
 
 def test_E1_wrong_feed_shape_and_dtype(sess):
     x = gf.placeholder(gf.float32, shape=[2], name="x")
-    with pytest.raises(ValueError, match=r"Cannot feed value of shape \(3,\) for Tensor 'x:0', "
-                                         r"which has shape '\(2,\)'"):
+    with pytest.raises(ValueError, match=r"Cannot feed value of shape \(3,\) for Tensor x:0, "
+                                         r"which has shape \(2,\)"):
         sess.run(x, {x: [1.0, 2.0, 3.0]})
     n = gf.placeholder(gf.int32, shape=[], name="n")
     with pytest.raises(TypeError, match="Cannot feed value of dtype float64 for Tensor 'n:0' "

@@ -30,8 +30,8 @@ def test_gradient_ops_are_clustered_and_coloured_apart():
     assert dot.startswith("digraph gradflow {") and dot.rstrip().endswith("}")
     assert 'label="gradients/"' in dot and 'label="MatMul_grad/"' in dot
     grad_fill = visualize._GRADIENT["fillcolor"]
-    assert grad_fill in node_line(dot, "gradients/layer/MatMul_grad/MatMul")
-    assert grad_fill in node_line(dot, "gradients/Fill")  # the seed, in the same scope
+    assert grad_fill in node_line(dot, "gradients/layer/MatMul_grad/MatMul_1")
+    assert grad_fill in node_line(dot, "gradients/grad_ys_0")  # the seed, in the same scope
     assert visualize._FORWARD["fillcolor"] in node_line(dot, "layer/MatMul")
     assert visualize._UPDATE["fillcolor"] in node_line(
         dot, "GradientDescent/update_w/ApplyGradientDescent")

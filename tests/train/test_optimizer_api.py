@@ -206,7 +206,7 @@ def test_apply_gradients_validation_messages():
     opt = gf.train.GradientDescentOptimizer(0.1)
     with pytest.raises(ValueError, match="No variables provided."):
         opt.apply_gradients([])
-    with pytest.raises(ValueError, match=r"No gradients provided for any variable: \[\"<gf.Var"):
+    with pytest.raises(ValueError, match=r"No gradients provided for any variable: \[\"<tf.Var"):
         opt.apply_gradients([(None, w)])
     with pytest.raises(TypeError, match="Gradient must be convertible"):
         opt.apply_gradients([(object(), w)])

@@ -50,8 +50,12 @@ def _infer_concat(inputs, attrs):
                             f"[{', '.join(t.dtype.name for t in values)}] that don't all match.")
     ranks = {v.shape.ndims for v in values} - {None}
     if len(ranks) > 1:
-        raise ValueError(f"Shapes of concat inputs must have equal rank, got "
-                         f"{[str(v.shape) for v in values]}")
+        first = next(v.shape.ndims for v in values if v.shape.ndims is not None)
+        other = next(r for r in (v.shape.ndims for v in values) if r not in (None, first))
+        raise errors.InvalidShapeError(
+            f"Shape must be rank {first} but is rank {other}",
+            f" (shapes of concat inputs must have equal rank, got "
+            f"{[str(v.shape) for v in values]})")
     axes = static_ints(axis)
     if not ranks or axes is None:
         ndims = next(iter(ranks)) if ranks else None
@@ -108,7 +112,7 @@ def _concat_grad(op, grad):
 @constructor("concat", "values", "axis", single_op=False)
 def concat(values, axis, name: str = "concat") -> Tensor:
     """Joins tensors along ``axis``."""
-    values = [convert_to_tensor(v) for v in values]
+    values = [convert_to_tensor(v, name=f"values_{i}") for i, v in enumerate(values)]
     if not values:
         raise ValueError("concat needs at least one tensor")
     if len(values) == 1:
@@ -219,9 +223,9 @@ def _check_gather_indices(indices: np.ndarray, limit: int) -> None:
     bad = (indices < 0) | (indices >= limit)
     if bad.any():
         position = np.unravel_index(int(np.argmax(bad)), indices.shape)
+        where = f"[{','.join(str(int(p)) for p in position)}]" if indices.ndim else ""
         raise errors.InvalidArgumentError(
-            None, None, f"indices[{','.join(str(int(p)) for p in position)}] = "
-            f"{indices[position]} is not in [0, {limit})")
+            None, None, f"indices{where} = {indices[position]} is not in [0, {limit})")
 
 
 def _infer_gather(inputs, attrs):
@@ -258,7 +262,9 @@ def _gather_kernel(params, indices, axis, *, batch_dims):
     a = int(axis) % params.ndim
     _check_gather_indices(indices, params.shape[a])
     if batch_dims == 0:
-        return np.take(params, indices, axis=a)
+        # a scalar index into a string (object) array takes a Python str/bytes: kept as
+        # a 0-d object array (NumPy alone would make it a fixed-width '|S25' array)
+        return np.asarray(np.take(params, indices, axis=a), dtype=params.dtype)
     batch_shape = params.shape[:batch_dims]
     if indices.shape[:batch_dims] != batch_shape:
         raise ValueError(f"params.shape[:{batch_dims}] = {list(batch_shape)} must equal "

@@ -39,9 +39,14 @@ def _size_static(op):
 
 @constructor("Size", "input")
 def size(input, name: Optional[str] = None, out_type=None) -> Tensor:  # noqa: A002
-    """The number of elements of ``input`` as a scalar int tensor."""
-    return apply_op("Size", [convert_to_tensor(input)], name=name or "Size",
-                    out_type=shape_out_type(out_type))
+    """The number of elements of ``input`` as a scalar int tensor (a Const when the
+    static shape tells it, as TF1's)."""
+    x = convert_to_tensor(input)
+    out_type = shape_out_type(out_type)
+    count = x.shape.num_elements()
+    if count is not None:
+        return constant(np.asarray(count, out_type.as_numpy_dtype), name=name or "Size")
+    return apply_op("Size", [x], name=name or "Size", out_type=out_type)
 
 
 def _infer_expand_dims(inputs, attrs):

@@ -439,7 +439,9 @@ def _infer_strided_slice(inputs, attrs):
 
 
 def _strided_slice_kernel(x, begin, end, strides, **masks):
-    return np.array(x[index_tuple(begin, end, strides, masks)])
+    # x's dtype kept: one element of a string (object) array is a Python str or bytes,
+    # which NumPy alone would make a fixed-width '|S25' array
+    return np.array(x[index_tuple(begin, end, strides, masks)], dtype=x.dtype)
 
 
 define_op("StridedSlice", infer=_infer_strided_slice, kernel=_strided_slice_kernel)

@@ -4,11 +4,12 @@ minus, installed on import.
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Optional
 
 import numpy as np
 
-from gradflow.framework import dtypes
+from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.graph import Tensor
 from gradflow.framework.indexed_slices import IndexedSlices
@@ -112,14 +113,21 @@ def _infer_matmul(inputs, attrs):
     rows, inner_a = (sa[1], sa[0]) if ta else sa
     inner_b, cols = (sb[1], sb[0]) if tb else sb
     if inner_a is not None and inner_b is not None and inner_a != inner_b:
-        raise ValueError(f"Dimensions must be equal, but are {inner_a} and {inner_b} for "
-                         f"MatMul of {a.name} with shape {a.shape} and {b.name} with shape "
-                         f"{b.shape} (transpose_a={ta}, transpose_b={tb})")
+        raise errors.InvalidShapeError(
+            f"Dimensions must be equal, but are {inner_a} and {inner_b}",
+            f" (MatMul of {a.name} with shape {a.shape} and {b.name} with shape "
+            f"{b.shape}, transpose_a={ta}, transpose_b={tb})")
     return [(a.dtype, TensorShape([rows, cols]))]
 
 
 def _matmul_kernel(a, b, *, transpose_a, transpose_b):
-    return np.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
+    try:
+        return np.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
+    except ValueError:
+        dims = [",".join(map(str, np.shape(t))) for t in (a, b)]
+        raise errors.InvalidArgumentError(
+            None, None, f"Matrix size-incompatible: In[0]: [{dims[0]}], In[1]: [{dims[1]}] "
+            f"{int(transpose_a)} {int(transpose_b)}") from None
 
 
 define_op("MatMul", infer=_infer_matmul, kernel=_matmul_kernel)
@@ -139,9 +147,10 @@ def _infer_batch_matmul(inputs, attrs):
     rows, inner_a = (sa[-1], sa[-2]) if attrs["adj_x"] else sa[-2:]
     inner_b, cols = (sb[-1], sb[-2]) if attrs["adj_y"] else sb[-2:]
     if inner_a is not None and inner_b is not None and inner_a != inner_b:
-        raise ValueError(f"Dimensions must be equal, but are {inner_a} and {inner_b} for "
-                         f"BatchMatMulV2 of {a.name} with shape {a.shape} and {b.name} with "
-                         f"shape {b.shape}")
+        raise errors.InvalidShapeError(
+            f"Dimensions must be equal, but are {inner_a} and {inner_b}",
+            f" (BatchMatMulV2 of {a.name} with shape {a.shape} and {b.name} with shape "
+            f"{b.shape})")
     batch = broadcast_shape(TensorShape(sa[:-2]), TensorShape(sb[:-2]), "batch dimensions")
     return [(a.dtype, batch.concatenate([rows, cols]))]
 
@@ -152,7 +161,16 @@ def _adjoint(x: np.ndarray) -> np.ndarray:
 
 
 def _batch_matmul_kernel(a, b, *, adj_x, adj_y):
-    return np.matmul(_adjoint(a) if adj_x else a, _adjoint(b) if adj_y else b)
+    try:
+        return np.matmul(_adjoint(a) if adj_x else a, _adjoint(b) if adj_y else b)
+    except ValueError:
+        dims = [",".join(map(str, np.shape(t))) for t in (a, b)]
+        if np.ndim(a) == np.ndim(b) == 2:  # TF1 makes a MatMul of these: its words
+            message = f"Matrix size-incompatible: In[0]: [{dims[0]}], In[1]: [{dims[1]}]"
+        else:
+            message = f"In[0] and In[1] shapes must match: [{dims[0]}] [{dims[1]}]"
+        raise errors.InvalidArgumentError(
+            None, None, f"{message} {int(adj_x)} {int(adj_y)}") from None
 
 
 define_op("BatchMatMulV2", infer=_infer_batch_matmul, kernel=_batch_matmul_kernel)
@@ -168,15 +186,17 @@ def _matmul_grads(op, grad, a: Tensor, b: Tensor, flip_a: bool, flip_b: bool,
     if gradient_needed(op.inputs[0]):
         da = product(b, grad, flip_b, True) if flip_a else product(grad, b, False, not flip_b)
     if gradient_needed(op.inputs[1]):
-        db = product(grad, a, True, flip_a) if flip_b else product(a, grad, not flip_a, False)
+        # TF1 builds both products, db second: it is ``MatMul_1`` also when da is skipped
+        with_name = functools.partial(product, name="MatMul_1")
+        db = with_name(grad, a, True, flip_a) if flip_b else with_name(a, grad, not flip_a, False)
     return da, db
 
 
 @RegisterGradient("MatMul")
 def _matmul_grad(op, grad):
     """MatMul only transposes, so complex operands are conjugated explicitly."""
-    def product(x, y, tx, ty):
-        return apply_op("MatMul", [x, y], name="MatMul", transpose_a=tx, transpose_b=ty)
+    def product(x, y, tx, ty, name="MatMul"):
+        return apply_op("MatMul", [x, y], name=name, transpose_a=tx, transpose_b=ty)
     a, b = op.inputs
     return _matmul_grads(op, grad, conj(a), conj(b), op.get_attr("transpose_a"),
                          op.get_attr("transpose_b"), product)
@@ -184,8 +204,8 @@ def _matmul_grad(op, grad):
 
 @RegisterGradient("BatchMatMulV2")
 def _batch_matmul_grad(op, grad):
-    def product(x, y, adj_x, adj_y):
-        return apply_op("BatchMatMulV2", [x, y], name="MatMul", adj_x=adj_x, adj_y=adj_y)
+    def product(x, y, adj_x, adj_y, name="MatMul"):
+        return apply_op("BatchMatMulV2", [x, y], name=name, adj_x=adj_x, adj_y=adj_y)
     a, b = op.inputs
     da, db = _matmul_grads(op, grad, a, b, op.get_attr("adj_x"), op.get_attr("adj_y"), product)
     return (None if da is None else reduce_to_shape_of(da, a),

@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
-from gradflow.framework import dtypes
+from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.graph import Tensor, name_scope
 from gradflow.framework.registry import RegisterGradient, define_op, gradient_needed
@@ -223,9 +223,9 @@ def _conv_output_shape(kind: ConvKind, spec: WindowSpec, x_shape: TensorShape,
     c, ci = dims[-1], w_dims[-2]
     context = f"'{op_type}' with input shapes: {x_shape}, {w_shape}"
     if c is not None and ci is not None and c != ci:
-        relation = "does not match the input depth of the filter" if rank == 2 else \
-            "is not a multiple of input depth of filter"
-        raise ValueError(f"Depth of input ({c}) {relation} ({ci}) for {context}")
+        raise errors.InvalidShapeError(
+            f"Depth of input ({c}) is not a multiple of input depth of filter ({ci})",
+            f" ({context})")
     out = spec.out_sizes(dims[1:-1], w_dims[:rank], context)
     return TensorShape(spec.layout((dims[0], *out, kind.out_channels(w_dims))))
 
