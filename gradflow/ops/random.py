@@ -20,6 +20,7 @@ from gradflow.framework import dtypes, errors
 from gradflow.framework.graph import Tensor, get_default_graph, name_scope
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from gradflow.framework.tensor_shape import TensorShape
+from gradflow.ops import array
 from gradflow.ops import math as math_ops
 from gradflow.ops.common import (FLOATING, apply_op, as_tensor, check_dtype_in, constructor,
                                  static_ints)
@@ -188,14 +189,19 @@ def _sample_dtype(dtype, what: str) -> dtypes.DType:
     return dtype
 
 
-def _normal(op_type: str, shape, mean, stddev, dtype: dtypes.DType, seed, scope: str
-            ) -> Tensor:
+def _normal(op_type: str, shape, mean, stddev, dtype: dtypes.DType, seed, scope: str,
+            stateless_seed=None) -> Tensor:
     """A normal sample ``op_type`` * stddev + mean, built in TF1's order: the shape,
-    ``mean`` and ``stddev`` constants first, then the sample, ``mul`` and the sum."""
+    ``mean`` and ``stddev`` constants first, then the sample, ``mul`` and the sum. A
+    stateless op takes ``stateless_seed`` (a shape-[2] tensor) as its second input."""
     shape_t = _shape_tensor(shape)
     mean_t = as_tensor(mean, dtype=dtype, name="mean")
     stddev_t = as_tensor(stddev, dtype=dtype, name="stddev")
-    sample = apply_op(op_type, [shape_t], name=op_type, dtype=dtype, **_seed_attrs(seed))
+    if stateless_seed is None:
+        sample = apply_op(op_type, [shape_t], name=op_type, dtype=dtype, **_seed_attrs(seed))
+    else:
+        sample = apply_op(op_type, [shape_t, _seed_tensor(stateless_seed)], name=op_type,
+                          dtype=dtype)
     return math_ops.add(sample * stddev_t, mean_t, name=scope)
 
 
@@ -445,9 +451,8 @@ def stateless_random_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.floa
     """Normal samples determined by ``seed`` (a shape-[2] integer tensor)."""
     dtype = _sample_dtype(dtype, "stateless_random_normal")
     with name_scope(name, "stateless_random_normal", [shape, seed, mean, stddev]) as scope:
-        sample = apply_op("StatelessRandomNormal", [_shape_tensor(shape), _seed_tensor(seed)],
-                          name="StatelessRandomNormal", dtype=dtype)
-        return _scaled(sample, stddev, mean, name=scope)
+        return _normal("StatelessRandomNormal", shape, mean, stddev, dtype, None, scope,
+                       stateless_seed=seed)
 
 
 @constructor("stateless_truncated_normal", "shape", "seed", "mean", "stddev",
@@ -459,10 +464,8 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.f
     dtype = _sample_dtype(dtype, "stateless_truncated_normal")
     with name_scope(name, "stateless_truncated_normal", [shape, seed, mean, stddev]) \
             as scope:
-        sample = apply_op("StatelessTruncatedNormal",
-                          [_shape_tensor(shape), _seed_tensor(seed)],
-                          name="StatelessTruncatedNormal", dtype=dtype)
-        return _scaled(sample, stddev, mean, name=scope)
+        return _normal("StatelessTruncatedNormal", shape, mean, stddev, dtype, None, scope,
+                       stateless_seed=seed)
 
 
 @constructor("stateless_categorical", "logits", "num_samples", "seed", single_op=False)
