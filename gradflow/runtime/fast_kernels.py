@@ -19,7 +19,8 @@ import numpy as np
 from gradflow.framework.graph import Operation
 
 __all__ = ["FastKernel", "lookup", "op_types", "FRESH_OUTPUT_TYPES", "INPLACE_MIN_ELEMENTS",
-           "c_contiguous", "bias_activation", "scaled_sparse_xent", "ACTIVATIONS"]
+           "c_contiguous", "bias_activation", "scaled_sparse_xent", "ACTIVATIONS",
+           "SIGMOID_FLOAT32_CEILING"]
 
 # Registered kernels that always return new arrays (or views of new arrays), never their
 # inputs' memory: a later fast kernel may write into their results.
@@ -131,6 +132,73 @@ def _tanh_grad(op: Operation) -> Optional[FastKernel]:
 
 # The bias gradient kernel sums fewer rows than this in one reduction (more are folded).
 _BIAS_GRAD_ONE_REDUCE_ROWS = 1024
+
+
+# The float32 Sigmoid kernel's bound (ops/math/elementwise.py): above it exp(-x) would
+# overflow and the kernel answers with SciPy's expit instead.
+SIGMOID_FLOAT32_CEILING = 88.0
+
+
+def _sigmoid(op: Operation) -> Optional[FastKernel]:
+    """float32: the kernel's ``1 / (1 + exp(-x))`` in its ufuncs and order, without its
+    wrapper's warning state and cast (a plan runs with warnings off), written into a
+    dying input's buffer; other values (past the bound, empty, another dtype at run
+    time) go to the kernel."""
+    if _dtype(op) != np.float32 or _dtype_of(op._inputs[0]) != np.float32 or \
+            not _rank_known_positive(op):
+        return None
+    kernel = _bound(op)
+    ceiling = SIGMOID_FLOAT32_CEILING
+
+    def sigmoid(x, out=None):
+        if x.dtype != np.float32 or not x.size:
+            return kernel(x)
+        e = np.negative(x, out=out)
+        if not e.max() <= ceiling:  # (NaN too) -e is x again, exactly: the kernel's case
+            result = kernel(np.negative(e, out=e))
+            if out is None:
+                return result
+            np.copyto(out, result)
+            return out
+        np.exp(e, out=e)
+        np.add(e, 1, out=e)
+        return np.reciprocal(e, out=e)
+    return FastKernel(sigmoid, (0,))
+
+
+def _sigmoid_grad(op: Operation) -> Optional[FastKernel]:
+    """b * a * (1 - a), in the kernel's operation order, in at most two buffers."""
+    if _dtype(op).kind not in "fc" or not _same_static_shapes(op):
+        return None
+
+    def sigmoid_grad(a, b, out=None):
+        if not c_contiguous(a, b):  # the kernel's expression lays its result out its way
+            return b * a * (1 - a)
+        product = np.multiply(b, a, out=b if out is b else None)
+        rest = np.subtract(1, a, out=a if out is a else None)
+        return np.multiply(product, rest, out=rest if out is a else product)
+    return FastKernel(sigmoid_grad, (0, 1))
+
+
+def _add_n(op: Operation) -> Optional[FastKernel]:
+    """The kernel's left-to-right sum of several arrays of one shape, the first sum
+    written into a dying input's buffer (one input: that input, as the kernel)."""
+    if len(op._inputs) < 2 or not _same_static_shapes(op):
+        return None
+
+    def add_n(*xs, out=None):
+        total = np.add(xs[0], xs[1], out=out)
+        for x in xs[2:]:
+            np.add(total, x, out=total)
+        return total
+    return FastKernel(add_n, tuple(range(len(op._inputs))))
+
+
+def _bound(op: Operation) -> Callable:
+    """The op's kernel with its attrs bound."""
+    kernel = op._op_def.kernel
+    attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
+    return (lambda *args: kernel(*args, **attrs)) if attrs else kernel
 
 
 def _bias_add_grad(op: Operation) -> Optional[FastKernel]:
@@ -338,6 +406,9 @@ _TABLE = {
     "Abs": _wrapped_ufunc(np.abs),
     "Relu": _relu,
     "TanhGrad": _tanh_grad,
+    "Sigmoid": _sigmoid,
+    "SigmoidGrad": _sigmoid_grad,
+    "AddN": _add_n,
     "BiasAdd": _bias_add,
     "BiasAddGrad": _bias_add_grad,
     "MatMul": _matmul,
