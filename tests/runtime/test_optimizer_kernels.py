@@ -192,6 +192,19 @@ def test_matmul(dtype, transpose_a, transpose_b):
     check_entry(gf.matmul(pa, pb, transpose_a=transpose_a, transpose_b=transpose_b).op, [a, b])
 
 
+@pytest.mark.parametrize("rows", [7, 8, 32, 48, 49])
+def test_float32_matmul_of_few_rows_by_a_transposed_weight(rows):
+    """Rows in the swapped range run as (b a^T)^T: the bits of a b^T all the same."""
+    shapes = [(512, 256), (256, 512), (300, 129)] + \
+        [tuple(int(d) for d in RNG.integers(1, 700, 2)) for _ in range(12)]
+    for depth, width in shapes:
+        a = RNG.standard_normal((rows, depth)).astype(np.float32)
+        b = RNG.standard_normal((width, depth)).astype(np.float32)
+        b[0, :3] = [np.nan, np.inf, -0.0][:depth]
+        pa, pb = placeholders(a, b)
+        check_entry(gf.matmul(pa, pb, transpose_b=True).op, [a, b])
+
+
 @pytest.mark.parametrize("rows", [1, 37, 1023])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_bias_add_gradient(dtype, rows):
