@@ -20,7 +20,7 @@ from gradflow.framework.graph import Operation
 
 __all__ = ["FastKernel", "lookup", "op_types", "FRESH_OUTPUT_TYPES", "INPLACE_MIN_ELEMENTS",
            "c_contiguous", "bias_activation", "scaled_sparse_xent", "ACTIVATIONS",
-           "SIGMOID_FLOAT32_CEILING"]
+           "SIGMOID_FLOAT32_CEILING", "sigmoid_gates"]
 
 # Registered kernels that always return new arrays (or views of new arrays), never their
 # inputs' memory: a later fast kernel may write into their results.
@@ -199,6 +199,69 @@ def _bound(op: Operation) -> Callable:
     kernel = op._op_def.kernel
     attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
     return (lambda *args: kernel(*args, **attrs)) if attrs else kernel
+
+
+def sigmoid_gates(split: Operation, members: tuple) -> Optional[FastKernel]:
+    """A float32 ``SplitV`` whose pieces each feed one ``Sigmoid`` (``members[k]``:
+    ``(sigmoid op, None, False)``), or one through an ``AddV2`` of a one-element
+    constant (``(sigmoid op, add op, whether the constant comes first)``: an LSTM's
+    forget bias), or something else (None), as one kernel ``(value, sizes, axis,
+    *constants) -> (per piece: its sigmoid, or the piece itself)``.
+
+    The gates' sigmoids run in one buffer, one gate after the other: one pass of each of
+    the Sigmoid kernel's ufuncs over all of them instead of one per gate (NumPy's
+    float32 ``exp`` gives an element the same bits in any contiguous array), and no
+    split-off piece is copied. Gates of unequal shapes, or past the Sigmoid kernel's
+    bound, run the members' own kernels, gate by gate."""
+    dims = split._inputs[0].shape.as_tuple()
+    if _dtype_of(split._inputs[0]) != np.float32 or dims is None or len(dims) != 2 or \
+            any(m is not None and _dtype(m[0]) != np.float32 for m in members):
+        return None
+    split_kernel = _bound(split)
+    gates = tuple(k for k, member in enumerate(members) if member is not None)
+    kernels = {k: (_bound(members[k][0]), None if members[k][1] is None else
+                   _bound(members[k][1]), members[k][2]) for k in gates}
+    ceiling = SIGMOID_FLOAT32_CEILING
+
+    def by_gate(pieces, constants) -> tuple:
+        """The members' own kernels, gate by gate."""
+        results, position = list(pieces), 0
+        for k in gates:
+            sigmoid, add, constant_first = kernels[k]
+            x = pieces[k]
+            if add is not None:
+                constant = constants[position]
+                position += 1
+                x = add(constant, x) if constant_first else add(x, constant)
+            results[k] = sigmoid(x)
+        return tuple(results)
+
+    def gates_kernel(value, sizes, axis, *constants):
+        pieces = split_kernel(value, sizes, axis)
+        shape = pieces[gates[0]].shape
+        if value.dtype != np.float32 or any(pieces[k].shape != shape for k in gates) or \
+                any(np.shape(c) not in ((), (1,)) or c.dtype != value.dtype for c in constants):
+            return by_gate(pieces, constants)
+        buffer = np.empty((len(gates),) + shape, np.float32)
+        position = 0
+        for slot, k in enumerate(gates):
+            if kernels[k][1] is not None:  # x + c and c + x: the same bits
+                np.add(pieces[k], constants[position], out=buffer[slot])
+                np.negative(buffer[slot], out=buffer[slot])
+                position += 1
+            else:
+                np.negative(pieces[k], out=buffer[slot])
+        if not buffer.max() <= ceiling or not buffer.size:
+            return by_gate(pieces, constants)
+        np.exp(buffer, out=buffer)
+        np.add(buffer, 1, out=buffer)
+        np.reciprocal(buffer, out=buffer)
+        results = list(pieces)
+        for slot, k in enumerate(gates):
+            results[k] = buffer[slot]
+        return tuple(results)
+    # the pieces are views of the value: never a buffer a later step may write into
+    return FastKernel(gates_kernel, (), private_result=False)
 
 
 def _bias_add_grad(op: Operation) -> Optional[FastKernel]:
