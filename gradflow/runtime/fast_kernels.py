@@ -19,7 +19,8 @@ import numpy as np
 from gradflow.framework.graph import Operation
 
 __all__ = ["FastKernel", "lookup", "op_types", "FRESH_OUTPUT_TYPES", "INPLACE_MIN_ELEMENTS",
-           "c_contiguous", "bias_activation", "scaled_sparse_xent", "ACTIVATIONS"]
+           "c_contiguous", "bias_activation", "scaled_sparse_xent", "ACTIVATIONS",
+           "SIGMOID_FLOAT32_CEILING", "sigmoid_gates"]
 
 # Registered kernels that always return new arrays (or views of new arrays), never their
 # inputs' memory: a later fast kernel may write into their results.
@@ -133,6 +134,148 @@ def _tanh_grad(op: Operation) -> Optional[FastKernel]:
 _BIAS_GRAD_ONE_REDUCE_ROWS = 1024
 
 
+# The float32 Sigmoid kernel's bound (ops/math/elementwise.py): above it exp(-x) would
+# overflow and the kernel answers with SciPy's expit instead.
+SIGMOID_FLOAT32_CEILING = 88.0
+
+
+def _sigmoid(op: Operation) -> Optional[FastKernel]:
+    """float32: the kernel's ``1 / (1 + exp(-x))`` in its ufuncs and order, without its
+    wrapper's warning state and cast (a plan runs with warnings off), written into a
+    dying input's buffer; other values (past the bound, empty, another dtype at run
+    time) go to the kernel."""
+    if _dtype(op) != np.float32 or _dtype_of(op._inputs[0]) != np.float32 or \
+            not _rank_known_positive(op):
+        return None
+    kernel = _bound(op)
+    ceiling = SIGMOID_FLOAT32_CEILING
+
+    def sigmoid(x, out=None):
+        if x.dtype != np.float32 or not x.size:
+            return kernel(x)
+        e = np.negative(x, out=out)
+        if not e.max() <= ceiling:  # (NaN too) -e is x again, exactly: the kernel's case
+            result = kernel(np.negative(e, out=e))
+            if out is None:
+                return result
+            np.copyto(out, result)
+            return out
+        np.exp(e, out=e)
+        np.add(e, 1, out=e)
+        return np.reciprocal(e, out=e)
+    return FastKernel(sigmoid, (0,))
+
+
+def _sigmoid_grad(op: Operation) -> Optional[FastKernel]:
+    """b * a * (1 - a), in the kernel's operation order, in at most two buffers."""
+    if _dtype(op).kind not in "fc" or not _same_static_shapes(op):
+        return None
+
+    def sigmoid_grad(a, b, out=None):
+        if not c_contiguous(a, b):  # the kernel's expression lays its result out its way
+            return b * a * (1 - a)
+        product = np.multiply(b, a, out=b if out is b else None)
+        rest = np.subtract(1, a, out=a if out is a else None)
+        return np.multiply(product, rest, out=rest if out is a else product)
+    return FastKernel(sigmoid_grad, (0, 1))
+
+
+def _add_n(op: Operation) -> Optional[FastKernel]:
+    """The kernel's left-to-right sum of several arrays of one shape, the first sum
+    written into a dying input's buffer (one input: that input, as the kernel)."""
+    if len(op._inputs) < 2 or not _same_static_shapes(op):
+        return None
+
+    def add_n(*xs, out=None):
+        total = np.add(xs[0], xs[1], out=out)
+        for x in xs[2:]:
+            np.add(total, x, out=total)
+        return total
+    return FastKernel(add_n, tuple(range(len(op._inputs))))
+
+
+def _bound(op: Operation) -> Callable:
+    """The op's kernel with its attrs bound."""
+    kernel = op._op_def.kernel
+    attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
+    return (lambda *args: kernel(*args, **attrs)) if attrs else kernel
+
+
+def sigmoid_gates(split: Operation, members: tuple) -> Optional[FastKernel]:
+    """A float32 ``SplitV`` whose pieces each feed one ``Sigmoid`` (``members[k]``:
+    ``(sigmoid op, None, False)``), or one through an ``AddV2`` of a one-element
+    constant (``(sigmoid op, add op, whether the constant comes first)``: an LSTM's
+    forget bias), or something else (None), as one kernel ``(value, sizes, axis,
+    *constants) -> (per piece: its sigmoid, or the piece itself)``.
+
+    The gates' sigmoids run in one buffer, one gate after the other: one pass of each of
+    the Sigmoid kernel's ufuncs over all of them instead of one per gate (NumPy's
+    float32 ``exp`` gives an element the same bits in any contiguous array), and no
+    split-off piece is copied. Gates of unequal shapes, or past the Sigmoid kernel's
+    bound, run the members' own kernels, gate by gate."""
+    dims = split._inputs[0].shape.as_tuple()
+    if _dtype_of(split._inputs[0]) != np.float32 or dims is None or len(dims) != 2 or \
+            any(m is not None and _dtype(m[0]) != np.float32 for m in members):
+        return None
+    split_kernel = _bound(split)
+    gates = tuple(k for k, member in enumerate(members) if member is not None)
+    kernels = {k: (_bound(members[k][0]), None if members[k][1] is None else
+                   _bound(members[k][1]), members[k][2]) for k in gates}
+    ceiling = SIGMOID_FLOAT32_CEILING
+    maximum = np.maximum.reduce
+
+    def by_gate(pieces, constants) -> tuple:
+        """The members' own kernels, gate by gate."""
+        results, position = list(pieces), 0
+        for k in gates:
+            sigmoid, add, constant_first = kernels[k]
+            x = pieces[k]
+            if add is not None:
+                constant = constants[position]
+                position += 1
+                x = add(constant, x) if constant_first else add(x, constant)
+            results[k] = sigmoid(x)
+        return tuple(results)
+
+    # per gate: (its slot in the buffer, its piece, whether a constant is added first)
+    slots = tuple((slot, k, kernels[k][1] is not None) for slot, k in enumerate(gates))
+    first = gates[0]
+
+    def gates_kernel(value, sizes, axis, *constants):
+        pieces = split_kernel(value, sizes, axis)
+        shape = pieces[first].shape
+        for k in gates:
+            if pieces[k].shape != shape:
+                return by_gate(pieces, constants)
+        for constant in constants:
+            if constant.dtype != np.float32 or constant.size != 1 or constant.ndim > 1:
+                return by_gate(pieces, constants)
+        if value.dtype != np.float32:
+            return by_gate(pieces, constants)
+        buffer = np.empty((len(gates),) + shape, np.float32)
+        position = 0
+        for slot, k, shifted in slots:
+            out = buffer[slot]
+            if shifted:  # x + c and c + x: the same bits
+                np.add(pieces[k], constants[position], out=out)
+                np.negative(out, out=out)
+                position += 1
+            else:
+                np.negative(pieces[k], out=out)
+        flat = buffer.reshape(-1)  # one-dimensional loops: measured 15% faster than 3-d
+        if not flat.size or not maximum(flat) <= ceiling:
+            return by_gate(pieces, constants)
+        np.exp(flat, out=flat)
+        np.add(flat, 1, out=flat)
+        np.reciprocal(flat, out=flat)
+        results = list(pieces)
+        for slot, k, _ in slots:
+            results[k] = buffer[slot]
+        return tuple(results)
+    # the pieces are views of the value: never a buffer a later step may write into
+    return FastKernel(gates_kernel, (), private_result=False)
+
+
 def _bias_add_grad(op: Operation) -> Optional[FastKernel]:
     """The column sums of a channels-last rank-2 gradient of few rows: the kernel's one
     ``np.add.reduce``, without its reshape and dispatch."""
@@ -172,7 +315,26 @@ def _matmul(op: Operation) -> FastKernel:
         return FastKernel(lambda a, b: np.matmul(a.T, b.T), ())
     if transpose_a:
         return FastKernel(lambda a, b: np.matmul(a.T, b), ())
-    return FastKernel(lambda a, b: np.matmul(a, b.T), ())
+    if _dtype(op) != np.float32:
+        return FastKernel(lambda a, b: np.matmul(a, b.T), ())
+    low, high = _SWAPPED_PRODUCT_ROWS
+    matmul, contiguous = np.matmul, np.ascontiguousarray
+
+    def matmul_transposed_b(a, b):
+        if low <= a.shape[0] <= high and a.dtype == b.dtype:
+            return contiguous(matmul(b, a.T).T)
+        return matmul(a, b.T)
+    return FastKernel(matmul_transposed_b, ())
+
+
+# A float32 ``a @ b^T`` for an ``a`` of this many rows (an RNN step's input gradient,
+# 32 x 512 against a 256 x 512 weight) runs as ``(b @ a^T)^T``: OpenBLAS packs the large
+# ``b`` faster untransposed, measured 20-40% less time for 8-48 rows on one or two
+# threads (slower from 64 rows on). OpenBLAS' sgemm sums each element's products in the
+# same order either way: the same bits in 400 random shapes of that range on one and
+# two threads (tests/runtime/test_optimizer_kernels.py checks); its dgemm does not (one
+# float64 shape in two differs in the last bit), so float64 keeps ``a @ b^T``.
+_SWAPPED_PRODUCT_ROWS = (8, 48)
 
 
 def _sparse_xent(op: Operation) -> Optional[FastKernel]:
@@ -338,6 +500,9 @@ _TABLE = {
     "Abs": _wrapped_ufunc(np.abs),
     "Relu": _relu,
     "TanhGrad": _tanh_grad,
+    "Sigmoid": _sigmoid,
+    "SigmoidGrad": _sigmoid_grad,
+    "AddN": _add_n,
     "BiasAdd": _bias_add,
     "BiasAddGrad": _bias_add_grad,
     "MatMul": _matmul,

@@ -325,13 +325,17 @@ def _prune(nodes: list, fetches: list, ops: Sequence[Operation], targets: set) -
 def _fuse_pointwise(nodes: list, fetches: list) -> list:
     """Fuses, where the intermediate has no other reader and is not fetched:
     ``BiasAdd`` + an activation (``fast_kernels.ACTIVATIONS``) into one node at the
-    activation, and a sparse softmax cross entropy + the ``Mul`` scaling its gradient
-    into one node at the cross entropy (when the scale is known by then)."""
+    activation, a sparse softmax cross entropy + the ``Mul`` scaling its gradient
+    into one node at the cross entropy (when the scale is known by then), and a
+    ``SplitV`` + the ``Sigmoid`` of each piece that has one (through an ``AddV2`` of a
+    constant for an LSTM's forget gate) into one node at the split."""
     readers: dict = {}
+    reader_of: dict = {}  # a value -> a node reading it (the only one, where it has one)
     for node in nodes:
         for v in node.inputs:
             if not isinstance(v, Constant):
                 readers[v] = readers.get(v, 0) + 1
+                reader_of[v] = node
     for v in fetches:
         readers[v] = readers.get(v, 0) + 2  # never fused away
     producer = {t: node for node in nodes for t in node.outputs if t is not None}
@@ -344,6 +348,8 @@ def _fuse_pointwise(nodes: list, fetches: list) -> list:
             _fuse_bias_activation(node, producer, readers, replaced)
         elif node.op._type == "Mul":
             _fuse_xent_scale(node, producer, readers, replaced, position)
+        elif node.op._type == "SplitV":
+            _fuse_sigmoid_gates(node, reader_of, readers, replaced)
     if not replaced:
         return nodes
     result = []
@@ -372,6 +378,56 @@ def _fuse_bias_activation(node: Node, producer: dict, readers: dict, replaced: d
     if fast is not None:
         replaced[id(bias_add)] = None
         replaced[id(node)] = Node(node.op, list(bias_add.inputs), list(node.outputs), fast)
+
+
+def _only_reader(value, reader_of: dict, readers: dict, replaced: dict, op_type: str):
+    """The unfused plain node of ``op_type`` that is the one reader of ``value``."""
+    node = reader_of.get(value)
+    if node is None or readers.get(value) != 1 or type(node) is not Node or \
+            node.fast is not None or node.op._type != op_type or id(node) in replaced:
+        return None
+    return node
+
+
+def _fuse_sigmoid_gates(split: Node, reader_of: dict, readers: dict, replaced: dict) -> None:
+    """The split's pieces whose one reader is a Sigmoid, or an AddV2 of a one-element
+    constant whose one reader is a Sigmoid, become outputs of one node with the split
+    (``fast_kernels.sigmoid_gates``); its other pieces stay outputs of that node. The
+    sigmoids move up to the split: they read nothing else that is computed. Only a
+    split that is its value's one reader (a computed value, not a constant)."""
+    value = split.inputs[0]
+    if len(split.inputs) != 3 or not all(isinstance(v, Constant) for v in split.inputs[1:]) \
+            or any(t is None for t in split.outputs) or readers.get(value) != 1:
+        return  # (the pieces are views of the value: nothing else may write into it)
+    members, dropped, constants, outputs = [], [], [], []
+    for piece in split.outputs:
+        sigmoid = _only_reader(piece, reader_of, readers, replaced, "Sigmoid")
+        add = constant = None
+        if sigmoid is None:
+            add = _only_reader(piece, reader_of, readers, replaced, "AddV2")
+            if add is not None and add.outputs[0] is not None:
+                constant = add.inputs[1 - add.inputs.index(piece)]
+                sigmoid = _only_reader(add.outputs[0], reader_of, readers, replaced,
+                                       "Sigmoid")
+            if not isinstance(constant, Constant) or np.size(constant.value) != 1:
+                sigmoid = None
+        if sigmoid is None or sigmoid.outputs[0] is None:
+            members.append(None)
+            outputs.append(piece)
+            continue
+        members.append((sigmoid.op, None if add is None else add.op,
+                        add is not None and add.inputs[0] is constant))
+        dropped += [sigmoid] if add is None else [add, sigmoid]
+        constants += [] if add is None else [constant]
+        outputs.append(sigmoid.outputs[0])
+    if sum(member is not None for member in members) < 2:
+        return
+    fast = fast_kernels.sigmoid_gates(split.op, tuple(members))
+    if fast is None:
+        return
+    for node in dropped:
+        replaced[id(node)] = None
+    replaced[id(split)] = Node(split.op, list(split.inputs) + constants, outputs, fast)
 
 
 def _fuse_xent_scale(node: Node, producer: dict, readers: dict, replaced: dict,

@@ -9,6 +9,7 @@ import pytest
 
 import gradflow as gf
 from gradflow.ops.common import apply_op
+from gradflow.ops.math import elementwise
 from gradflow.ops.state import VariableRef
 from gradflow.runtime import executor, fast_kernels
 
@@ -94,7 +95,8 @@ UNARY = {"Neg": gf.negative, "Square": gf.square, "Sqrt": gf.sqrt, "Exp": gf.exp
          "Log": gf.log, "Sin": gf.sin, "Cos": gf.cos, "Tanh": gf.tanh, "Abs": gf.abs,
          "Relu": gf.nn.relu}
 BINARY = {"AddV2": gf.add, "Sub": gf.subtract, "Mul": gf.multiply, "RealDiv": gf.realdiv}
-COVERED = set(UNARY) | set(BINARY) | {"TanhGrad", "BiasAdd", "MatMul", "BiasAddGrad",
+COVERED = set(UNARY) | set(BINARY) | {"TanhGrad", "Sigmoid", "SigmoidGrad", "AddN",
+                                      "BiasAdd", "MatMul", "BiasAddGrad",
                                       "SparseSoftmaxCrossEntropyWithLogits",
                                       "ApplyGradientDescent"}
 
@@ -140,6 +142,46 @@ def test_tanh_gradient(dtype, layout):
     check_entry(apply_op("TanhGrad", [pb, pa]).op, [b, a])
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("salted", [False, True])
+def test_float32_sigmoid(salted, layout):
+    """Plain normals take the ufunc path; NaN and -1e30 (past the bound) the kernel's."""
+    for shape in (LARGE, SMALL):
+        values = special_values(shape, np.float32) if salted else \
+            RNG.standard_normal(shape).astype(np.float32) * 8
+        x = laid_out(values, layout)
+        (p,) = placeholders(x)
+        check_entry(gf.sigmoid(p).op, [x])
+
+
+def test_sigmoid_bound_is_the_kernels():
+    assert fast_kernels.SIGMOID_FLOAT32_CEILING == elementwise._SIGMOID_FLOAT32_CEILING
+
+
+def test_sigmoid_of_other_dtypes_has_no_fast_kernel():
+    assert fast_kernels.lookup(gf.sigmoid(gf.placeholder(gf.float64, [4, 3])).op) is None
+    assert fast_kernels.lookup(gf.sigmoid(gf.placeholder(gf.float32, None)).op) is None
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_gradient(dtype, layout):
+    a = laid_out(special_values(LARGE, dtype), layout)
+    b = special_values(LARGE, dtype)
+    pa, pb = placeholders(a, b)
+    check_entry(apply_op("SigmoidGrad", [pa, pb]).op, [a, b])
+    check_entry(apply_op("SigmoidGrad", [pb, pa]).op, [b, a])
+
+
+@pytest.mark.parametrize("count", [2, 3, 5])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_add_n(dtype, count):
+    with np.errstate(invalid="ignore"):  # NaN and infinities cast to int32 on purpose
+        arrays = [laid_out(special_values(LARGE, np.float64).astype(dtype), LAYOUTS[i % 3])
+                  for i in range(count)]
+    check_entry(gf.add_n(placeholders(*arrays)).op, arrays)
+
+
 @pytest.mark.parametrize("transpose_b", [False, True])
 @pytest.mark.parametrize("transpose_a", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
@@ -148,6 +190,19 @@ def test_matmul(dtype, transpose_a, transpose_b):
     b = special_values((5, 7) if transpose_b else (7, 5), np.float64).astype(dtype)
     pa, pb = placeholders(a, b)
     check_entry(gf.matmul(pa, pb, transpose_a=transpose_a, transpose_b=transpose_b).op, [a, b])
+
+
+@pytest.mark.parametrize("rows", [7, 8, 32, 48, 49])
+def test_float32_matmul_of_few_rows_by_a_transposed_weight(rows):
+    """Rows in the swapped range run as (b a^T)^T: the bits of a b^T all the same."""
+    shapes = [(512, 256), (256, 512), (300, 129)] + \
+        [tuple(int(d) for d in RNG.integers(1, 700, 2)) for _ in range(12)]
+    for depth, width in shapes:
+        a = RNG.standard_normal((rows, depth)).astype(np.float32)
+        b = RNG.standard_normal((width, depth)).astype(np.float32)
+        b[0, :3] = [np.nan, np.inf, -0.0][:depth]
+        pa, pb = placeholders(a, b)
+        check_entry(gf.matmul(pa, pb, transpose_b=True).op, [a, b])
 
 
 @pytest.mark.parametrize("rows", [1, 37, 1023])
