@@ -1,3 +1,4 @@
 """``gf.lookup``: lookup tables under their ``tf.lookup`` names."""
 from gradflow.ops.lookup_ops import (  # noqa: F401
-    KeyValueTensorInitializer, StaticHashTable, TextFileIndex, TextFileInitializer)
+    KeyValueTensorInitializer, StaticHashTable, StaticVocabularyTable, TextFileIndex,
+    TextFileInitializer)

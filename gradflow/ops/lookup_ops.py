@@ -25,9 +25,13 @@ from gradflow.framework.registry import NotDifferentiable, define_op
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import control
 from gradflow.ops.common import apply_op
+from gradflow.ops.math import not_equal
+from gradflow.ops.primitives import add, cast, where_v2
+from gradflow.ops.string_ops import as_string, string_to_hash_bucket_fast
 
 __all__ = ["KeyValueTensorInitializer", "TextFileInitializer", "TextFileIndex",
-           "StaticHashTable", "tables_initializer", "initialize_all_tables"]
+           "StaticHashTable", "StaticVocabularyTable", "tables_initializer",
+           "initialize_all_tables"]
 
 _keys = itertools.count()
 _KEY_TYPES = (dtypes.string, dtypes.int32, dtypes.int64)
@@ -349,6 +353,81 @@ class StaticHashTable:
         graph = get_default_graph()
         with graph.atomic(), name_scope(name, f"{self._name}_Size", [self._handle]):
             return apply_op("LookupTableSizeV2", [self._handle], name="LookupTableSizeV2")
+
+
+class StaticVocabularyTable:
+    """A vocabulary: keys in ``initializer`` map to their int64 ids, any other key to one of
+    ``num_oov_buckets`` ids after them, chosen by the key's Fingerprint64 hash (its decimal
+    text for integer keys), as TF's."""
+
+    def __init__(self, initializer: _Initializer, num_oov_buckets: int,
+                 lookup_key_dtype=None, name: Optional[str] = None,
+                 experimental_is_anonymous: bool = False):
+        if isinstance(num_oov_buckets, bool) or not isinstance(num_oov_buckets, int) \
+                or num_oov_buckets <= 0:
+            raise ValueError("`num_oov_buckets` must be > 0; use StaticHashTable.")
+        if not isinstance(initializer, _Initializer):
+            raise TypeError(f"initializer must be a KeyValueTensorInitializer or a "
+                            f"TextFileInitializer, got {type(initializer).__name__}")
+        if initializer.value_dtype is not dtypes.int64:
+            raise TypeError(f"Invalid `value_dtype`, expected <dtype: 'int64'> but got "
+                            f"<dtype: '{initializer.value_dtype.name}'>.")
+        key_dtype = initializer.key_dtype
+        self._lookup_key_dtype = (key_dtype if lookup_key_dtype is None
+                                  else dtypes.as_dtype(lookup_key_dtype))
+        if not (self._lookup_key_dtype.is_integer or self._lookup_key_dtype is dtypes.string):
+            raise TypeError(f"Invalid `key_dtype`, expected integer or string, got "
+                            f"<dtype: '{self._lookup_key_dtype.name}'>")
+        self._num_oov_buckets = num_oov_buckets
+        self._table = StaticHashTable(initializer, -1,
+                                      experimental_is_anonymous=experimental_is_anonymous)
+        self._name = name or self._table.name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def resource_handle(self) -> Tensor:
+        return self._table.resource_handle
+
+    @property
+    def initializer(self) -> Operation:
+        return self._table.initializer
+
+    @property
+    def key_dtype(self) -> dtypes.DType:
+        return self._lookup_key_dtype
+
+    @property
+    def value_dtype(self) -> dtypes.DType:
+        return dtypes.int64
+
+    def lookup(self, keys, name: Optional[str] = None) -> Tensor:
+        """The id of each key: its vocabulary id, else vocabulary size + its hash bucket."""
+        graph = get_default_graph()
+        with graph.atomic():
+            keys = convert_to_tensor(keys)
+            if keys.dtype is not self._lookup_key_dtype:
+                raise TypeError(f"Dtype of argument `keys` must be <dtype: "
+                                f"'{self._lookup_key_dtype.name}'>, received: <dtype: "
+                                f"'{keys.dtype.name}'>")
+            if keys.dtype is not self._table.key_dtype:
+                keys = cast(keys, self._table.key_dtype)
+            with name_scope(name, f"{self._name}_Lookup", [keys]):
+                text = keys if keys.dtype is dtypes.string else as_string(keys)
+                buckets = string_to_hash_bucket_fast(text, self._num_oov_buckets,
+                                                     name="hash_bucket")
+                ids = self._table.lookup(keys)
+                buckets = add(buckets, self._table.size(), name="Add")
+                found = not_equal(ids, self._table.default_value, name="NotEqual")
+                return where_v2(found, ids, buckets, name="SelectV2")
+
+    def size(self, name: Optional[str] = None) -> Tensor:
+        """Vocabulary size plus the out-of-vocabulary buckets (an int64 scalar)."""
+        graph = get_default_graph()
+        with graph.atomic(), name_scope(name, f"{self._name}_Size", [self.resource_handle]):
+            return add(self._table.size(), np.int64(self._num_oov_buckets), name="add")
 
 
 def tables_initializer(name: str = "init_all_tables") -> Operation:
