@@ -10,6 +10,7 @@ import numpy as np
 
 from gradflow.framework import dtypes
 from gradflow.framework.constant import constant
+from gradflow.framework.graph import name_scope
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.keras import activations, constraints, initializers, regularizers
 from gradflow.keras.engine import Input, InputLayer, Layer
@@ -22,6 +23,7 @@ from gradflow.layers import pooling as tf_pool
 from gradflow.layers.base import InputSpec
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
+from gradflow.ops.image_resize import resize_bilinear, resize_nearest_neighbor
 from gradflow.ops.nn import embedding_lookup, leaky_relu
 
 __all__ = ["Layer", "InputLayer", "Input", "Dense", "Activation", "Dropout", "Flatten",
@@ -223,41 +225,40 @@ class GlobalMaxPooling2D(_GlobalPooling):
 
 
 class UpSampling2D(Layer):
-    """Repeats rows and columns ``size`` times (nearest-neighbour upsampling)."""
+    """Scales rows and columns up by ``size``: a ``resize`` scope holding TF's
+    ``ResizeNearestNeighbor`` (or ``ResizeBilinear``) with half-pixel centres, as
+    tf.keras builds it."""
+
+    _RESIZERS = {"nearest": resize_nearest_neighbor, "bilinear": resize_bilinear}
 
     def __init__(self, size=(2, 2), data_format: Optional[str] = None,
                  interpolation: str = "nearest", **kwargs):
         super().__init__(**kwargs)
-        if interpolation != "nearest":
+        if interpolation not in self._RESIZERS:
             raise ValueError(f"UpSampling2D: interpolation={interpolation!r} is not "
-                             "supported (only 'nearest')")
+                             "supported (only 'nearest' and 'bilinear')")
         self.size = tf_conv.normalize_tuple(size, 2, "size")
         self.data_format = tf_core.normalize_data_format(data_format)
+        self.interpolation = interpolation
         self.input_spec = InputSpec(ndim=4)
 
     def call(self, inputs):
-        axes = (1, 2) if self.data_format == "channels_last" else (2, 3)
-        outputs = inputs
-        for axis, times in zip(axes, self.size, strict=True):
-            outputs = _repeat(outputs, times, axis)
-        return outputs
-
-
-def _repeat(x, times: int, axis: int):
-    """Each entry along ``axis`` repeated ``times`` times in place (a, a, b, b...)."""
-    dims = x.shape.as_list()
-    expanded = array.expand_dims(x, axis + 1)
-    multiples = [1] * (len(dims) + 1)
-    multiples[axis + 1] = times
-    tiled = array.tile(expanded, multiples)
-    dynamic = array.shape(x)
-    shape = [dynamic[i] if d is None else constant(d, dtype=dtypes.int32)
-             for i, d in enumerate(dims)]
-    shape[axis] = shape[axis] * times
-    outputs = array.reshape(tiled, array.stack(shape))
-    dims[axis] = None if dims[axis] is None else dims[axis] * times
-    outputs.set_shape(TensorShape(dims))
-    return outputs
+        first = 1 if self.data_format == "channels_last" else 2
+        static = inputs.shape.as_list()[first:first + 2]
+        if None in static:
+            sizes = array.shape(inputs)[first:first + 2]
+        else:
+            sizes = constant(static, dtype=dtypes.int32)
+        sizes = sizes * constant(np.array(self.size, dtype=np.int32))
+        images = inputs if first == 1 else array.transpose(inputs, [0, 2, 3, 1])
+        with name_scope(None, "resize", [images, sizes]):
+            outputs = self._RESIZERS[self.interpolation](images, sizes,
+                                                         half_pixel_centers=True)
+        if None not in static:  # the product of two constants: TF's shapes fold it
+            dims = outputs.shape.as_list()
+            dims[1:3] = [d * k for d, k in zip(static, self.size, strict=True)]
+            outputs.set_shape(TensorShape(dims))
+        return outputs if first == 1 else array.transpose(outputs, [0, 3, 1, 2])
 
 
 class ZeroPadding2D(Layer):

@@ -59,10 +59,6 @@ def test_case_matches_tf(name):
         # gradflow's nn.embedding_lookup ends in its Gather (TF's adds an Identity)
         assert got["names"].pop("embedding").endswith("embedding_lookup:0")
         assert want["names"].pop("embedding").endswith("Identity:0")
-    if name == "more_layer_values":
-        # gradflow has no ResizeNearestNeighbor op: UpSampling2D repeats with tile/reshape
-        assert got["names"].pop("upsampling") == "up_sampling2d/Reshape_1:0"
-        assert want["names"].pop("upsampling").endswith("ResizeNearestNeighbor:0")
     if name == "fit_sparse_probabilities":
         # Adam divides by sqrt(v): float32 round-off in tiny gradients grows to ~1e-4
         _close_loosely(got.pop("weights"), want.pop("weights"), rtol=1e-3)
