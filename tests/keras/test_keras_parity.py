@@ -56,9 +56,6 @@ def test_case_matches_tf(name):
         # gradflow's cond is one If op (TF1's is Switch/Merge): its output's name differs
         assert got["names"].pop("dropout_inference") == "dropout/cond/If:0"
         assert want["names"].pop("dropout_inference") == "dropout/cond/Merge:0"
-        # gradflow's nn.embedding_lookup ends in its Gather (TF's adds an Identity)
-        assert got["names"].pop("embedding").endswith("embedding_lookup:0")
-        assert want["names"].pop("embedding").endswith("Identity:0")
     if name == "fit_sparse_probabilities":
         # Adam divides by sqrt(v): float32 round-off in tiny gradients grows to ~1e-4
         _close_loosely(got.pop("weights"), want.pop("weights"), rtol=1e-3)

@@ -76,15 +76,19 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod",
     tables = list(params) if isinstance(params, (list, tuple)) else [params]
     if not tables:
         raise ValueError("Length of params is currently 0. Need at least one param.")
-    with name_scope(name, "embedding_lookup", tables + [ids]):
+    with name_scope(name, "embedding_lookup", tables + [ids]) as scope:
         tables = [convert_to_tensor(t, name="params") for t in tables]
         ids_t = as_tensor(ids, name="ids", like=tables[0])
         check_dtype_in(ids_t, INDEX_TYPES, "embedding_lookup", "ids")
-        if len(tables) == 1:
-            result = array.gather(tables[0], ids_t, name="embedding_lookup")
-        else:
+        if len(tables) > 1:
             result = _partitioned_lookup(tables, ids_t, partition_strategy)
-        return result if max_norm is None else _clip_rows(result, max_norm, ids_t.shape.ndims)
+            return result if max_norm is None else \
+                _clip_rows(result, max_norm, ids_t.shape.ndims)
+        # one table: TF names the gather after the scope and ends in an Identity
+        result = array.gather(tables[0], ids_t, name=scope)
+        if max_norm is not None:
+            result = _clip_rows(result, max_norm, ids_t.shape.ndims)
+        return array.identity(result)
 
 
 # ---------------------------------------------------------------------------- top_k
