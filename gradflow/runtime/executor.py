@@ -106,6 +106,8 @@ class RunContext:
         if value is None:
             raise errors.FailedPreconditionError(
                 None, None, f"Attempting to use uninitialized value {name}")
+        if type(value) is clusters.DeviceValue:  # left on a device by a compiled run
+            return value.host()
         return value
 
     def write_variable(self, key, value) -> None:
