@@ -180,9 +180,15 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
     def call(ctx, *input_values):
         if place.missing is not None:
             place.check(ctx, asking)
-        read_values = [device_value(ctx, k) for k in reads]
+        if ctx.pending:
+            read_values = [device_value(ctx, k) for k in reads]
+        else:  # the common case, the cluster first in its run: the store's values
+            read_values = [v.array if type(v) is DeviceValue else v
+                           for v in map(ctx.store.get, reads)]
+            if any(v is None for v in read_values):
+                read_values = [device_value(ctx, k) for k in reads]  # raises
         draws = [np.uint32(ctx.read_variable(k, "") if ctx.is_initialized(k) else 0)
-                 for k in draw_keys]
+                 for k in draw_keys] if draw_keys else ()
         host_inputs = input_values
         if place.device is not None:  # the computation follows its operands there
             read_values = device_put(read_values, place.device)
@@ -191,19 +197,19 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
                                           _HOSTED)
         # while the computation runs: the checks of its inputs, then its own flags
         # (reading them waits for it); on a failure nothing is written
-        if any(_out_of_range(host_inputs[p], bound) for p, bound in hosted) or \
-                (checked_ops[_HOSTED] and _to_host(flags).any()):
+        failed = checked_ops[_HOSTED] and _to_host(flags).any()
+        for position, bound in hosted:
+            failed = failed or _out_of_range(host_inputs[position], bound)
+        if failed:
             _raise_first_failure(jax, compiled, checked_ops, draws, read_values, input_values)
         # the new values stay on the device: the next compiled run takes them as they
         # are, any other reader gets their NumPy view (DeviceValue.host)
-        pending = ctx.pending
-        for key, value in zip(writes, written, strict=True):
-            pending[key] = DeviceValue(value)
+        ctx.pending.update(zip(writes, map(DeviceValue, written), strict=True))
         for key, count in zip(draw_keys, draws, strict=True):
             ctx.write_variable(key, int(count) + 1)
         if single:
             return _host(results[0])
-        return tuple(_host(r) for r in results)
+        return tuple(_host(r) for r in results) if results else ()
 
     return ClusterNode([node.op for node in members], inputs, outputs, call, place.name)
 
@@ -214,15 +220,19 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
 _HOSTED, _CHECKED, _CHECK_INPUTS = 0, 1, 2
 
 
+_UNSIGNED = {np.dtype(t): np.dtype(u) for t, u in
+             (("int8", "uint8"), ("int16", "uint16"), ("int32", "uint32"), ("int64", "uint64"))}
+
+
 def _out_of_range(indices, bound: int) -> bool:
     """Whether an integer index array holds a value outside ``[0, bound)``: one
     reduction, negative values reading as huge ones once unsigned."""
-    indices = np.asarray(indices)
-    if indices.size == 0:
+    if type(indices) is not np.ndarray:
+        indices = np.asarray(indices)
+    if not indices.size:
         return False
-    unsigned = indices.view(np.dtype(f"u{indices.dtype.itemsize}")) \
-        if indices.dtype.kind == "i" else indices
-    return bool(unsigned.max() >= bound)
+    unsigned = _UNSIGNED.get(indices.dtype)
+    return bool((indices if unsigned is None else indices.view(unsigned)).max() >= bound)
 
 
 def _raise_first_failure(jax, compiled, checked_ops: dict, *args) -> None:
