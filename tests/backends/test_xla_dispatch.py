@@ -146,3 +146,36 @@ def test_a_traced_run_of_a_one_cluster_plan_still_reports_the_cluster():
         names = {node.node_name for dev in metadata.step_stats.dev_stats
                  for node in dev.node_stats}
         assert any("ApplyGradientDescent" in name for name in names)
+
+
+def _scale_then_adam(compiled: bool) -> list:
+    """Variables rescaled by a (compiled or NumPy) assign, then updated by Adam on NumPy."""
+    graph = gf.Graph()
+    with graph.as_default():
+        a = gf.Variable(np.ones((3, 2), np.float32))
+        b = gf.Variable(np.full(2, 0.5, np.float32))
+
+        def rescale():
+            return gf.group(a.assign(a * 1.5 + 0.25), b.assign(b * 2.0 - 0.125))
+
+        if compiled:
+            with gf.xla.experimental.jit_scope():
+                scale = rescale()
+        else:
+            scale = rescale()
+        loss = gf.reduce_sum(gf.square(gf.matmul(gf.ones((1, 3)), a) + b))
+        train = gf.train.AdamOptimizer(0.1).minimize(loss)
+        init = gf.global_variables_initializer()
+    with gf.Session(graph=graph) as sess:
+        sess.run(init)
+        for _ in range(3):
+            sess.run(scale)
+            if compiled:
+                assert any(type(v) is DeviceValue for v in sess._variables.values())
+            sess.run(train)
+        return sess.run([a, b])
+
+
+def test_a_numpy_optimizer_updates_variables_a_compiled_run_left_on_the_device():
+    for got, want in zip(_scale_then_adam(True), _scale_then_adam(False), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
