@@ -38,7 +38,9 @@ def batch(input_shape, classes: int, size: int, seed: int = 1) -> tuple:
 def graph_train_step(module, layers: list, x_value: np.ndarray,
                      y_value: np.ndarray, config=None) -> Callable[[], object]:
     """One SGD step as ``sess.run(train_op)`` in gradflow or TF1 graph mode (``config``:
-    the session's ``ConfigProto``, e.g. one turning XLA on)."""
+    the session's ``ConfigProto``, e.g. one turning XLA on). ``run.sync()`` reads a
+    variable back: gradflow's XLA backend may return from a run that fetches nothing
+    before its compiled step has finished (TF1's runs return finished steps)."""
     graph = module.Graph()
     with graph.as_default():
         x = module.placeholder(module.float32, x_value.shape, name="x")
@@ -48,10 +50,16 @@ def graph_train_step(module, layers: list, x_value: np.ndarray,
             module.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
         train = module.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss)
         init = module.global_variables_initializer()
+        first = module.trainable_variables()[0]
     session = module.Session(graph=graph, config=config)
     session.run(init)
     feed = {x: x_value, y: y_value}
-    return lambda: session.run(train, feed)
+
+    def run():
+        return session.run(train, feed)
+
+    run.sync = lambda: session.run(first)
+    return run
 
 
 def _graph_forward(module, layers: list, h):
@@ -72,8 +80,17 @@ def _graph_forward(module, layers: list, h):
 
 
 # ------------------------------------------------------------------------------ JAX
-def jax_train_step(layers: list, x_value: np.ndarray, y_value: np.ndarray):
-    """One SGD step as a jitted ``params -> params`` function, applied in a loop."""
+def jax_train_step(layers: list, x_value: np.ndarray, y_value: np.ndarray,
+                   blocking: bool = True):
+    """One SGD step as a JAX user writes a training loop: ``params = step(params, x, y)``
+    with a jitted ``step`` and the NumPy batch passed as it is on every call (JAX copies
+    it to the device, as gradflow's session does with a fed batch).
+
+    ``blocking``: each call waits for its step to finish (the benchmarks' other
+    libraries return finished steps too). Without it a call only dispatches the step,
+    as JAX's asynchronous dispatch does, and ``run.sync()`` waits for the last one:
+    time a loop of calls and its ``sync()`` together.
+    """
     jax = load("jax")
     jnp, lax = jax.numpy, jax.lax
 
@@ -102,10 +119,13 @@ def jax_train_step(layers: list, x_value: np.ndarray, y_value: np.ndarray):
         return jax.tree_util.tree_map(lambda p, g: p - LEARNING_RATE * g, params, grads)
 
     state = [[tuple(jnp.asarray(a) for a in layer[1:3]) for layer in layers]]
-    x, y = jnp.asarray(x_value), jnp.asarray(y_value)
 
     def run():
-        state[0] = jax.block_until_ready(step(state[0], x, y))
+        state[0] = step(state[0], x_value, y_value)
+        if blocking:
+            jax.block_until_ready(state[0])
+
+    run.sync = lambda: jax.block_until_ready(state[0])
     return run
 
 

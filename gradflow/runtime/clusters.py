@@ -13,10 +13,12 @@ from __future__ import annotations
 import os
 from typing import Callable, Optional, Sequence
 
+import numpy as np
+
 from gradflow.framework.graph import Operation
 
-__all__ = ["ClusterNode", "register_cluster_compiler", "cluster_compiler", "jit_requested",
-           "global_jit_requested", "XlaUnavailableError", "INSTALL_HINT"]
+__all__ = ["ClusterNode", "DeviceValue", "register_cluster_compiler", "cluster_compiler",
+           "jit_requested", "global_jit_requested", "XlaUnavailableError", "INSTALL_HINT"]
 
 INSTALL_HINT = 'XLA compilation needs JAX: pip install "gradflow[xla]" (or pip install jax)'
 
@@ -42,6 +44,25 @@ class ClusterNode:
         self.outputs = outputs
         self.call = call
         self.device = device
+
+
+class DeviceValue:
+    """A variable's value as a compiled cluster left it: on its device, perhaps still
+    being computed. The session's store holds it so the next compiled run takes it
+    as it is (no copy to the host and back); ``host()`` is the NumPy view every
+    other reader gets (``RunContext.read_variable``), waiting for the value first."""
+
+    __slots__ = ("array", "_host")
+
+    def __init__(self, array):
+        self.array = array
+        self._host = None
+
+    def host(self):
+        """The value as a read-only NumPy array (a view of the device buffer on CPU)."""
+        if self._host is None:
+            self._host = np.asarray(self.array)
+        return self._host
 
 
 _compiler: list = []

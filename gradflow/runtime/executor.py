@@ -107,6 +107,8 @@ class RunContext:
         if value is None:
             raise errors.FailedPreconditionError(
                 None, None, f"Attempting to use uninitialized value {name}")
+        if type(value) is clusters.DeviceValue:  # left on a device by a compiled run
+            return value.host()
         return value
 
     def write_variable(self, key, value) -> None:
@@ -264,6 +266,9 @@ class Plan:
                                      for step in compiled)
         self.cluster_devices = {op.name: step.device for step in compiled
                                 for op in step.cluster_ops}
+        # a plan that is one compiled cluster runs it directly (``_run_direct``)
+        self.direct: Optional[ClusterStep] = compiled[0] if len(steps) == 1 and compiled \
+            else None
         # BLAS threads for its products (None: as the load allows; blas_threads.py)
         self.blas_threads = blas_threads.plan_threads(step.op for step in steps)
 
@@ -274,6 +279,8 @@ class Plan:
         With a ``trace`` list the steps run interpreted and each appends
         ``(op, start_ns, end_ns, output values)`` to it (``RunOptions.FULL_TRACE``).
         """
+        if self.direct is not None and trace is None and self.reference is None:
+            return self._run_direct(context, feed_values)
         values = self.template.copy()
         for slot, value in zip(self.feed_slots, feed_values):
             values[slot] = value
@@ -299,6 +306,30 @@ class Plan:
         if self.reference is not None:
             _verify(self, results, self.reference.run(context, feed_values))
         return results
+
+    def _run_direct(self, context: Optional[RunContext], feed_values: Sequence) -> list:
+        """``run`` for a plan that is one compiled cluster: its call alone (compiled
+        code calls neither NumPy kernels nor BLAS, so no thread count or error state
+        to set; a failing check reruns its kernel under its own error state)."""
+        step = self.direct
+        values = self.template.copy()
+        for slot, value in zip(self.feed_slots, feed_values):
+            values[slot] = value
+        self.runs += 1
+        try:
+            result = step.call(context, *[values[i] for i in step.args])
+        except Exception as err:  # re-raised naming the cluster's op
+            _raise_kernel_error(step, err)
+        outputs = step.outputs
+        if len(outputs) == 1:
+            values[outputs[0]] = result
+        else:
+            for slot, value in zip(outputs, result):
+                values[slot] = value
+        if _CHECK_KERNELS:
+            _check_outputs(step, [values[s] for s in outputs])
+        return [values[s].copy() if i in self.constant_fetches else values[s]
+                for i, s in enumerate(self.fetch_slots)]
 
     def run_nested(self, context: RunContext, feed_values: Sequence) -> list:
         """``run`` for a graph function called by a running plan (a loop body runs

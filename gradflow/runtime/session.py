@@ -161,8 +161,13 @@ class Session:
         return self._config
 
     def variable_store(self) -> dict:
-        """This session's variable values, keyed by variable op (read-only use please)."""
-        return self._variables
+        """This session's variable values, keyed by variable op (read-only use please);
+        a value a compiled run left on its device is given as its NumPy view."""
+        store = self._variables
+        if any(type(v) is clusters.DeviceValue for v in store.values()):
+            return {k: v.host() if type(v) is clusters.DeviceValue else v
+                    for k, v in store.items()}
+        return store
 
     def resource(self, key, factory: Optional[Callable[[], Any]] = None):
         """The session's resource under ``key`` (an iterator, a queue, a reader), made by

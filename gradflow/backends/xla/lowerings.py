@@ -4,12 +4,13 @@ A lowering is ``fn(L, op, *args)`` returning the op's output (a tuple for severa
 ``L`` is the lowering context: ``L.jnp``, ``L.lax``, ``L.read``/``L.write`` for
 variables, ``L.key(op)`` for random ops, and ``L.check(op, bad, inputs)`` for the
 kernels' run-time checks (where ``bad`` holds anywhere, the run raises the kernel's
-own error). ``op`` is the graph op (its attrs), ``args`` the input values. Inputs
-listed as *static* arrive as NumPy arrays (plan-time constants: shapes, axes,
-permutations, paddings); inputs listed as *refs* arrive as the variable's key. The
-NumPy kernels stay the reference: every lowering gives their values within float
-tolerance (``tests/backends/test_xla_ops.py``; ``GRADFLOW_XLA=1`` runs any suite
-compiled).
+own error; ``L.check_range(op, indices, bound, inputs)`` for index range checks, made on
+the host when the indices are the cluster's input). ``op`` is the graph op (its attrs),
+``args`` the input values. Inputs listed as *static* arrive as NumPy arrays
+(plan-time constants: shapes, axes, permutations, paddings); inputs listed as *refs*
+arrive as the variable's key. The NumPy kernels stay the reference: every lowering
+gives their values within float tolerance (``tests/backends/test_xla_ops.py``;
+``GRADFLOW_XLA=1`` runs any suite compiled).
 
 Ops that only select or scatter elements with static shapes (slices, strided slices
 and their gradients, tiles, pads, reversals) lower through their own NumPy kernel: run
@@ -394,7 +395,7 @@ def _unpack(L, op, x):
 @register("GatherV2", static=(2,), accepts=lambda op: not op._attrs.get("batch_dims", 0),
           checks=True)
 def _gather(L, op, params, indices, axis):
-    L.check(op, (indices < 0) | (indices >= params.shape[int(axis)]), (params, indices, axis))
+    L.check_range(op, indices, params.shape[int(axis)], (params, indices, axis))
     return L.jnp.take(params, indices, axis=int(axis), mode="clip")
 
 
@@ -488,7 +489,7 @@ def _softmax_xent(L, op, logits, labels):
 
 @register("SparseSoftmaxCrossEntropyWithLogits", checks=True)
 def _sparse_softmax_xent(L, op, logits, labels):
-    L.check(op, (labels < 0) | (labels >= logits.shape[-1]), (logits, labels))
+    L.check_range(op, labels, logits.shape[-1], (logits, labels))
     log_p = L.jax.nn.log_softmax(logits, axis=-1)
     hot = labels[..., None] == L.jnp.arange(logits.shape[-1], dtype=labels.dtype)
     loss = -L.jnp.sum(L.jnp.where(hot, log_p, L.jnp.zeros_like(log_p)), axis=-1)

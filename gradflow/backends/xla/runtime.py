@@ -11,14 +11,15 @@ per input shape signature; the function lives with the cluster, hence with the p
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from gradflow.backends.xla.devices import device_key, placement
 from gradflow.backends.xla.lowerings import lowering_of, ref_tensor
 from gradflow.framework import errors
-from gradflow.runtime.clusters import INSTALL_HINT, ClusterNode, XlaUnavailableError
+from gradflow.runtime.clusters import (INSTALL_HINT, ClusterNode, DeviceValue,
+                                       XlaUnavailableError)
 from gradflow.runtime.optimizer import Constant
 
 __all__ = ["jax_module", "jax_available", "compile_cluster", "cluster_device", "evaluate"]
@@ -60,7 +61,8 @@ def cluster_device() -> str:
 class _Lowering:
     """What a lowering sees while a cluster is traced: JAX, variables, random keys."""
 
-    def __init__(self, jax, state: dict, draws: dict, seeds: dict):
+    def __init__(self, jax, state: dict, draws: dict, seeds: dict,
+                 cluster_inputs: Optional[dict] = None):
         self.jax = jax
         self.jnp = jax.numpy
         self.lax = jax.lax
@@ -68,10 +70,25 @@ class _Lowering:
         self.draws = draws  # random op -> how many times it ran before (traced)
         self.seeds = seeds  # random op -> its (seed, seed2)
         self.checks: list = []  # (op, any input bad?, the op's inputs), traced
+        # id of a cluster input's traced value -> its position, where range checks of
+        # cluster inputs are made on the host (None: every check in compiled code)
+        self.cluster_inputs = cluster_inputs
+        self.hosted: list = []  # (cluster input position, bound): checked on the host
 
     def check(self, op, bad, inputs: tuple) -> None:
         """Makes the run raise ``op``'s kernel error where ``bad`` holds anywhere."""
         self.checks.append((op, self.jnp.any(bad), inputs))
+
+    def check_range(self, op, indices, bound: int, inputs: tuple) -> None:
+        """``check`` that every index is in ``[0, bound)``. Indices that are the
+        cluster's own input (a fed batch of labels) are checked on the host while the
+        computation runs, so the run need not wait for a flag computed on the device."""
+        position = None if self.cluster_inputs is None else \
+            self.cluster_inputs.get(id(indices))
+        if position is None:
+            self.check(op, (indices < 0) | (indices >= bound), inputs)
+        else:
+            self.hosted.append((position, int(bound)))
 
     def read(self, key: str):
         return self.state[key]
@@ -123,15 +140,22 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
     seeds = {op: _op_seeds(op) for op in randoms}
     draw_keys = [_draw_key(op) for op in randoms]
 
-    checked_ops: list = []  # the ops whose checks the compiled function returns
+    # the ops of the checks compiled in each mode (_HOSTED, _CHECKED, _CHECK_INPUTS), and
+    # the range checks of cluster inputs that _HOSTED leaves to the host
+    checked_ops: dict = {}
+    hosted: list = []
 
-    def traced(draws, read_values, input_values, with_check_inputs: bool):
+    def traced(draws, read_values, input_values, mode: int):
         state = dict(zip(reads, read_values, strict=True))
-        lower = _Lowering(jax, state, dict(zip(randoms, draws, strict=True)), seeds)
+        positions = {id(v): i for i, v in enumerate(input_values)} if mode == _HOSTED \
+            else None
+        lower = _Lowering(jax, state, dict(zip(randoms, draws, strict=True)), seeds, positions)
         env = dict(zip(inputs, input_values, strict=True))
         evaluate(lower, members, env)
-        checked_ops[:] = [op for op, _, _ in lower.checks]
-        if with_check_inputs:  # only after a check failed: the failing ops' inputs
+        checked_ops[mode] = [op for op, _, _ in lower.checks]
+        if mode == _HOSTED:
+            hosted[:] = lower.hosted
+        if mode == _CHECK_INPUTS:  # only after a check failed: the failing ops' inputs
             return tuple(inputs for _, _, inputs in lower.checks)
         flags = jax.numpy.stack([bad for _, bad, _ in lower.checks]) if lower.checks else ()
         return (tuple(jax.numpy.asarray(env[t]).astype(d) for t, d in
@@ -144,42 +168,85 @@ def compile_cluster(members: Sequence, inputs: list, outputs: list) -> ClusterNo
     place = placement(jax, device_key(asking), cluster_device())
     device_put = jax.device_put
 
-    # key -> (the NumPy view this cluster last wrote, its device array): while the
-    # session still holds that very view, the next run passes the device array and
-    # skips a copy to the device
-    on_device: dict = {}
-
     def device_value(ctx, key):
-        value = ctx.read_variable(key, key)
-        cached = on_device.get(key)
-        return cached[1] if cached is not None and cached[0] is value else value
+        """The variable's value, as a device array where a compiled run left it so."""
+        value = ctx.pending.get(key)
+        if value is None:
+            value = ctx.store.get(key)
+            if value is None:
+                return ctx.read_variable(key, key)  # raises: uninitialized
+        return value.array if type(value) is DeviceValue else value
 
     def call(ctx, *input_values):
-        place.check(ctx, asking)
-        read_values = [device_value(ctx, k) for k in reads]
+        if place.missing is not None:
+            place.check(ctx, asking)
+        if ctx.pending:
+            read_values = [device_value(ctx, k) for k in reads]
+        else:  # the common case, the cluster first in its run: the store's values
+            read_values = [v.array if type(v) is DeviceValue else v
+                           for v in map(ctx.store.get, reads)]
+            if any(v is None for v in read_values):
+                read_values = [device_value(ctx, k) for k in reads]  # raises
+        draws = [np.uint32(ctx.read_variable(k, "") if ctx.is_initialized(k) else 0)
+                 for k in draw_keys] if draw_keys else ()
+        host_inputs = input_values
         if place.device is not None:  # the computation follows its operands there
             read_values = device_put(read_values, place.device)
             input_values = device_put(input_values, place.device)
-        draws = [ctx.read_variable(k, "") if ctx.is_initialized(k) else 0 for k in draw_keys]
-        draws = [np.uint32(d) for d in draws]
         results, written, flags = _in_x64(jax, compiled, draws, read_values, input_values,
-                                          False)
-        if checked_ops and _to_host(flags).any():
-            checked = _in_x64(jax, compiled, draws, read_values, input_values, True)
-            for op, bad, op_inputs in zip(checked_ops, _to_host(flags), checked, strict=True):
-                if bad:
-                    _raise_kernel_error(op, op_inputs)
-        for key, value in zip(writes, written, strict=True):
-            view = _to_host(value)
-            on_device[key] = (view, value)
-            ctx.write_variable(key, view)
+                                          _HOSTED)
+        # while the computation runs: the checks of its inputs, then its own flags
+        # (reading them waits for it); on a failure nothing is written
+        failed = checked_ops[_HOSTED] and _to_host(flags).any()
+        for position, bound in hosted:
+            failed = failed or _out_of_range(host_inputs[position], bound)
+        if failed:
+            _raise_first_failure(jax, compiled, checked_ops, draws, read_values, input_values)
+        # the new values stay on the device: the next compiled run takes them as they
+        # are, any other reader gets their NumPy view (DeviceValue.host)
+        ctx.pending.update(zip(writes, map(DeviceValue, written), strict=True))
         for key, count in zip(draw_keys, draws, strict=True):
             ctx.write_variable(key, int(count) + 1)
         if single:
             return _host(results[0])
-        return tuple(_host(r) for r in results)
+        return tuple(_host(r) for r in results) if results else ()
 
     return ClusterNode([node.op for node in members], inputs, outputs, call, place.name)
+
+
+# The compiled function's modes: range checks of cluster inputs left to the host (every
+# run); every check compiled, returning flags (after a host check failed); every check
+# compiled, returning the checked ops' inputs (after a flag was raised).
+_HOSTED, _CHECKED, _CHECK_INPUTS = 0, 1, 2
+
+
+_UNSIGNED = {np.dtype(t): np.dtype(u) for t, u in
+             (("int8", "uint8"), ("int16", "uint16"), ("int32", "uint32"), ("int64", "uint64"))}
+
+
+def _out_of_range(indices, bound: int) -> bool:
+    """Whether an integer index array holds a value outside ``[0, bound)``: one
+    reduction, negative values reading as huge ones once unsigned."""
+    if type(indices) is not np.ndarray:
+        indices = np.asarray(indices)
+    if not indices.size:
+        return False
+    unsigned = _UNSIGNED.get(indices.dtype)
+    return bool((indices if unsigned is None else indices.view(unsigned)).max() >= bound)
+
+
+def _raise_first_failure(jax, compiled, checked_ops: dict, *args) -> None:
+    """Raises the kernel error of the first op whose check fails, in op order, from the
+    computation with every check compiled in."""
+    _, _, flags = _in_x64(jax, compiled, *args, _CHECKED)
+    flags = _to_host(flags)
+    checked = _in_x64(jax, compiled, *args, _CHECK_INPUTS)
+    for op, bad, op_inputs in zip(checked_ops[_CHECKED], flags, checked, strict=True):
+        if bad:
+            _raise_kernel_error(op, op_inputs)
+    raise errors.InternalError(None, checked_ops[_CHECKED][0] if checked_ops[_CHECKED]
+                               else None, "a compiled cluster's input check failed, but "
+                               "no check of its ops did")
 
 
 def _in_x64(jax, fn, *args):
@@ -218,7 +285,8 @@ def _raise_kernel_error(op, inputs: tuple) -> None:
                       f"[[node {op.name} (op type {op.type})]]")
     attrs = {k: v for k, v in op._attrs.items() if not k.startswith("_")}
     try:
-        op._op_def.kernel(*(np.asarray(v) for v in inputs), **attrs)
+        with np.errstate(all="ignore"):  # a plan's runs raise no floating-point warnings
+            op._op_def.kernel(*(np.asarray(v) for v in inputs), **attrs)
     except errors.OpError as err:
         err.op = op
         err.message = f"{err.message}\n\t [[node {op.name} (op type {op.type})]]"
