@@ -17,12 +17,12 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from gradflow.framework import dtypes
-from gradflow.framework.constant import convert_to_tensor
 from gradflow.framework.graph import Tensor, get_default_graph
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.keras import backend as K
 from gradflow.keras import initializers, regularizers
 from gradflow.layers import base as tf_layers_base
+from gradflow.layers.base import as_layer_inputs, input_shapes
 from gradflow.ops import array
 from gradflow.ops.state import Variable
 
@@ -168,7 +168,7 @@ class Layer(tf_layers_base.Layer):
             if isinstance(kwargs.get("training"), (int, np.integer)):
                 kwargs["training"] = bool(kwargs["training"])  # a fixed phase, 0 or 1
             arguments = dict(kwargs)
-            x = _as_inputs(inputs)
+            x = as_layer_inputs(inputs)
             first = flatten_tensors(x)[0]
             with graph.name_scope(self.name):
                 if self.input_spec is not None and isinstance(first, Tensor):
@@ -187,7 +187,7 @@ class Layer(tf_layers_base.Layer):
         if self._dtype is None and isinstance(first, Tensor):
             self._dtype = first.dtype.base_dtype
         self._graph = graph
-        self.build(_shapes_of(x))
+        self.build(input_shapes(x))
         self.built = True
         if self._initial_weights is not None:
             initial = self._initial_weights
@@ -324,18 +324,6 @@ def _batch_shape(kwargs: dict) -> Optional[tuple]:
     if kwargs.get("input_dim") is not None:
         return (kwargs.get("batch_size"), int(kwargs["input_dim"]))
     return None
-
-
-def _as_inputs(inputs):
-    if isinstance(inputs, (list, tuple)):
-        return [convert_to_tensor(t) for t in inputs]
-    return convert_to_tensor(inputs)
-
-
-def _shapes_of(inputs):
-    if isinstance(inputs, list):
-        return [t.shape for t in inputs]
-    return inputs.shape
 
 
 class InputLayer(Layer):

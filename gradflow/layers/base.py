@@ -266,7 +266,7 @@ class Layer:
             reuse = True if self.built else self._reuse
             with variable_scope(self._scope, reuse=reuse, auxiliary_name_scope=False) as vs, \
                     name_scope(vs.original_name_scope):
-                x = _as_inputs(inputs)
+                x = as_layer_inputs(inputs)
                 first = x[0] if isinstance(x, list) else x
                 if self.input_spec is not None and isinstance(first, Tensor):
                     _check_input_spec(self.name, self.input_spec, first)
@@ -274,7 +274,7 @@ class Layer:
                     if self._dtype is None and isinstance(first, Tensor):
                         self._dtype = first.dtype.base_dtype
                     self._graph = graph
-                    self.build(_shapes_of(x))
+                    self.build(input_shapes(x))
                     self.built = True
                 outputs = self.call(x, *args, **kwargs)
                 if self.activity_regularizer is not None:
@@ -315,13 +315,15 @@ def _remove_all(items: list, from_list: list) -> None:
             from_list.remove(item)
 
 
-def _as_inputs(inputs):
+def as_layer_inputs(inputs):
+    """A layer call's inputs as tensors (a list or tuple stays a list)."""
     if isinstance(inputs, (list, tuple)):
         return [convert_to_tensor(t) for t in inputs]
     return convert_to_tensor(inputs)
 
 
-def _shapes_of(inputs):
+def input_shapes(inputs):
+    """The static shape of each input (a list for a list of inputs)."""
     if isinstance(inputs, list):
         return [t.shape for t in inputs]
     return inputs.shape
