@@ -16,25 +16,17 @@ from gradflow.framework import dtypes, errors
 from gradflow.framework.constant import constant_value, convert_to_tensor
 from gradflow.framework.graph import Tensor, name_scope
 from gradflow.framework.registry import NotDifferentiable, RegisterGradient, define_op
-from gradflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from gradflow.framework.sparse_tensor import SparseTensor
 from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
 from gradflow.ops.common import apply_op, check_dtype_in, graph_for, static_ints
-from gradflow.ops.sparse_ops import sparse_reduce_sum
+from gradflow.ops.sparse_ops import as_sparse, sparse_reduce_sum
 
 __all__ = ["sparse_reorder", "sparse_reshape", "sparse_slice", "sparse_split",
            "sparse_concat", "sparse_softmax", "sparse_maximum", "sparse_minimum"]
 
 _INDEX_ROWS = TensorShape([None, None])
-
-
-def as_sparse(value, arg: str) -> SparseTensor:
-    if isinstance(value, SparseTensor):
-        return value
-    if isinstance(value, SparseTensorValue):
-        return SparseTensor.from_value(value)
-    raise TypeError(f"Input must be a SparseTensor: {arg} is a {type(value).__name__}")
 
 
 def _rank_of(sp: SparseTensor) -> Optional[int]:

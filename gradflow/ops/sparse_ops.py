@@ -29,7 +29,17 @@ _INDEX_TYPES = (dtypes.int32, dtypes.int64)
 
 
 # ------------------------------------------------------------------------ helpers
-def _as_sparse(value, arg: str) -> SparseTensor:
+def reduction_args(axis, keepdims, reduction_axes, keep_dims) -> tuple:
+    """``(axis, keepdims)`` of a sparse reduction from TF1's two spellings of each."""
+    if reduction_axes is not None and axis is not None:
+        raise ValueError("Cannot specify both 'axis' and 'reduction_axes'")
+    if keepdims is not None and keep_dims is not None:
+        raise ValueError("Cannot specify both 'keepdims' and 'keep_dims'")
+    return (axis if axis is not None else reduction_axes,
+            bool(keepdims if keepdims is not None else keep_dims))
+
+
+def as_sparse(value, arg: str) -> SparseTensor:
     """``value`` as a SparseTensor (a SparseTensorValue becomes constants)."""
     if isinstance(value, SparseTensor):
         return value
@@ -185,7 +195,7 @@ def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices: bool 
                            name: Optional[str] = None) -> Tensor:
     """The dense tensor ``sp_input`` stands for (``default_value``, 0 by default, where it
     has no entry)."""
-    sp = _as_sparse(sp_input, "sp_input")
+    sp = as_sparse(sp_input, "sp_input")
     graph = graph_for([sp.values])
     with graph.as_default(), graph.atomic():
         if default_value is None:
@@ -255,13 +265,8 @@ def _sparse_reduce_sum_grad(op, grad):
 def sparse_reduce_sum(sp_input, axis=None, keepdims=None, reduction_axes=None,
                       keep_dims=None) -> Tensor:
     """Sums the dense tensor ``sp_input`` stands for over ``axis`` (all axes if None)."""
-    if reduction_axes is not None and axis is not None:
-        raise ValueError("Cannot specify both 'axis' and 'reduction_axes'")
-    if keepdims is not None and keep_dims is not None:
-        raise ValueError("Cannot specify both 'keepdims' and 'keep_dims'")
-    axis = axis if axis is not None else reduction_axes
-    keep = bool(keepdims if keepdims is not None else keep_dims)
-    sp = _as_sparse(sp_input, "sp_input")
+    axis, keep = reduction_args(axis, keepdims, reduction_axes, keep_dims)
+    sp = as_sparse(sp_input, "sp_input")
     graph = graph_for([sp.values])
     with graph.as_default(), graph.atomic(), graph.name_scope("SparseReduceSum") as scope:
         if axis is None:
@@ -346,7 +351,7 @@ def sparse_tensor_dense_matmul(sp_a, b, adjoint_a: bool = False, adjoint_b: bool
                                name: Optional[str] = None) -> Tensor:
     """``op(A) @ op(B)`` for a rank-2 SparseTensor A and a dense matrix B (op: optional
     adjoint)."""
-    sp = _as_sparse(sp_a, "sp_a")
+    sp = as_sparse(sp_a, "sp_a")
     graph = graph_for([sp.values, b])
     with graph.as_default(), graph.atomic(), \
             name_scope(name, "SparseTensorDenseMatMul", [sp.values, b]):
@@ -484,8 +489,8 @@ def sparse_add(a, b, threshold=0, thresh=None):
         raise TypeError("At least one input should be SparseTensor; do you mean to use "
                         "tf.add?")
     if a_sparse and b_sparse:
-        return _sparse_sparse_add(_as_sparse(a, "a"), _as_sparse(b, "b"), threshold)
-    sp, dense = (_as_sparse(a, "a"), b) if a_sparse else (_as_sparse(b, "b"), a)
+        return _sparse_sparse_add(as_sparse(a, "a"), as_sparse(b, "b"), threshold)
+    sp, dense = (as_sparse(a, "a"), b) if a_sparse else (as_sparse(b, "b"), a)
     graph = graph_for([sp.values, dense])
     with graph.as_default(), graph.atomic():
         dense_t = convert_to_tensor(dense, dtype=sp.dtype, name="b")

@@ -20,9 +20,8 @@ from gradflow.framework.tensor_shape import TensorShape
 from gradflow.ops import array
 from gradflow.ops import math as math_ops
 from gradflow.ops.common import apply_op, graph_for, static_ints
-from gradflow.ops.sparse_more import (as_sparse, no_gradient, row_major_order,
-                                      sparse_reorder)
-from gradflow.ops.sparse_ops import sparse_tensor_to_dense
+from gradflow.ops.sparse_more import no_gradient, row_major_order, sparse_reorder
+from gradflow.ops.sparse_ops import as_sparse, reduction_args, sparse_tensor_to_dense
 
 __all__ = ["sparse_fill_empty_rows", "sparse_reduce_max", "sparse_reduce_max_sparse",
            "sparse_reduce_sum_sparse", "edit_distance", "sparse_retain", "sparse_transpose",
@@ -189,12 +188,7 @@ for _op_type in ("SparseReduceMax", "SparseReduceMaxSparse", "SparseReduceSumSpa
 
 
 def _reduction(op_type: str, sp_input, axis, keepdims, reduction_axes, keep_dims):
-    if reduction_axes is not None and axis is not None:
-        raise ValueError("Cannot specify both 'axis' and 'reduction_axes'")
-    if keepdims is not None and keep_dims is not None:
-        raise ValueError("Cannot specify both 'keepdims' and 'keep_dims'")
-    axis = axis if axis is not None else reduction_axes
-    keep = bool(keepdims if keepdims is not None else keep_dims)
+    axis, keep = reduction_args(axis, keepdims, reduction_axes, keep_dims)
     sp = as_sparse(sp_input, "sp_input")
     graph = graph_for([sp.values])
     with graph.as_default(), graph.atomic(), graph.name_scope(op_type) as scope:
