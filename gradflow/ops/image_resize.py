@@ -488,16 +488,24 @@ def _reshape_pairs(paddings: Tensor) -> Tensor:
     return reshape(paddings, convert_to_tensor(np.array([4, 2], np.int32), name="Reshape/shape"))
 
 
+def _image_and_target(image, target_height, target_width) -> tuple:
+    """The checks the crop-or-pad resizers share: ``image`` as a batch (and whether it was
+    one), the checked positive targets, and the image's height and width."""
+    image = check_image(image, strict=True)
+    image, was_batch = _batched(image)
+    target_height = _int_arg(target_height, "target_height")
+    target_width = _int_arg(target_width, "target_width")
+    _check_positive(target_width, "target_width must be > 0.")
+    _check_positive(target_height, "target_height must be > 0.")
+    _, height, width, _ = image_dimensions(image, (1, 2))
+    return image, was_batch, target_height, target_width, height, width
+
+
 def resize_image_with_crop_or_pad(image, target_height, target_width) -> Tensor:
     """Crops ``image`` centrally and/or pads it with zeros evenly to the target size."""
     with op_scope(None, "resize_image_with_crop_or_pad", [image]):
-        image = check_image(image, strict=True)
-        image, was_batch = _batched(image)
-        target_height = _int_arg(target_height, "target_height")
-        target_width = _int_arg(target_width, "target_width")
-        _check_positive(target_width, "target_width must be > 0.")
-        _check_positive(target_height, "target_height must be > 0.")
-        _, height, width, _ = image_dimensions(image, (1, 2))
+        image, was_batch, target_height, target_width, height, width = _image_and_target(
+            image, target_height, target_width)
         offsets = {}
         for axis, size, target in (("h", height, target_height), ("w", width, target_width)):
             if _static(size) and _static(target):
@@ -661,13 +669,8 @@ def resize_image_with_pad(image, target_height: int, target_width: int,
     """Resizes ``image`` to fit the target keeping its aspect ratio, then pads it with
     zeros (centred) to exactly ``target_height`` x ``target_width``."""
     with op_scope(None, "resize_image_with_pad", [image]):
-        image = check_image(image, strict=True)
-        image, was_batch = _batched(image)
-        target_height = _int_arg(target_height, "target_height")
-        target_width = _int_arg(target_width, "target_width")
-        _check_positive(target_width, "target_width must be > 0.")
-        _check_positive(target_height, "target_height must be > 0.")
-        _, height, width, _ = image_dimensions(image, (1, 2))
+        image, was_batch, target_height, target_width, height, width = _image_and_target(
+            image, target_height, target_width)
         if all(_static(v) for v in (height, width, target_height, target_width)):
             ratio = max(np.float32(width) / np.float32(target_width),
                         np.float32(height) / np.float32(target_height))
