@@ -37,7 +37,8 @@ _BLOCK_SIZE = 256 * 1024  # a data block is closed once it is this large
 _RESTART_INTERVAL = 16
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
+    """``value`` as a protobuf/LevelDB base-128 varint."""
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -76,7 +77,7 @@ class _BlockBuilder:
         else:
             self._restarts.append(len(self._buffer))
             self._count = 0
-        self._buffer += _varint(shared) + _varint(len(key) - shared) + _varint(len(value))
+        self._buffer += varint(shared) + varint(len(key) - shared) + varint(len(value))
         self._buffer += key[shared:] + value
         self._last = key
         self._count += 1
@@ -136,7 +137,7 @@ class TableWriter:
 
     def _write_block(self, contents: bytes) -> bytes:
         """Writes one uncompressed block; returns its handle."""
-        handle = _varint(self._offset) + _varint(len(contents))
+        handle = varint(self._offset) + varint(len(contents))
         trailer = b"\x00" + struct.pack("<I", mask(crc32c(contents + b"\x00")))
         self._file.write(contents + trailer)
         self._offset += len(contents) + _TRAILER

@@ -27,7 +27,7 @@ from tensorboard.compat.proto import tensor_shape_pb2, types_pb2, versions_pb2
 from gradflow.framework import dtypes, errors
 from gradflow.framework.tensor_proto import datatype_enum, dtype_from_enum, shape_proto
 from gradflow.io.crc32c import crc32c, mask
-from gradflow.io.table import TableWriter, read_table
+from gradflow.io.table import TableWriter, read_table, varint
 
 __all__ = ["BundleReader", "write_bundle", "bundle_exists", "data_filename",
            "BundleHeaderProto", "BundleEntryProto", "MAX_INDEX_BYTES"]
@@ -108,15 +108,6 @@ def bundle_exists(prefix: str) -> bool:
     return os.path.isfile(prefix + ".index")
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _size_words(items: list) -> bytes:
     """The lengths as TF checksums them: 4 little-endian bytes each (8 past 2**32)."""
     return b"".join(struct.pack("<I" if len(s) <= 0xFFFFFFFF else "<Q", len(s))
@@ -130,7 +121,7 @@ def _string_tensor_bytes(value: np.ndarray) -> tuple[bytes, int]:
     words = _size_words(items)
     length_checksum = struct.pack("<I", mask(crc32c(words)))
     body = b"".join(items)
-    raw = b"".join(_varint(len(s)) for s in items) + length_checksum + body
+    raw = b"".join(varint(len(s)) for s in items) + length_checksum + body
     return raw, mask(crc32c(words + length_checksum + body))
 
 
