@@ -658,6 +658,23 @@ def _sequence_specs(features: Optional[dict], what: str, sequence: bool) -> list
     return specs
 
 
+def _sequence_outputs(outputs, context: list, sequence: list) -> tuple[dict, dict, list]:
+    """A sequence parse op's outputs as the context and sequence feature dicts (a sparse
+    feature takes three outputs, a SparseTensor's parts), and the outputs after them."""
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    results: tuple[dict, dict] = ({}, {})
+    position = 0
+    for target, specs in zip(results, (context, sequence), strict=True):
+        for key, spec in specs:
+            if spec[0] == "sparse":
+                target[key] = SparseTensor(*outputs[position:position + 3])
+                position += 3
+            else:
+                target[key] = outputs[position]
+                position += 1
+    return results[0], results[1], outputs[position:]
+
+
 def parse_single_sequence_example(serialized, context_features: Optional[dict] = None,
                                   sequence_features: Optional[dict] = None,
                                   example_name=None, name: Optional[str] = None
@@ -676,18 +693,8 @@ def parse_single_sequence_example(serialized, context_features: Optional[dict] =
             outputs = apply_op("ParseSingleSequenceExample", [serialized],
                                name="ParseSingleSequenceExample", context=context,
                                sequence=sequence)
-            outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-            results: tuple[dict, dict] = ({}, {})
-            position = 0
-            for target, specs in zip(results, (context, sequence), strict=True):
-                for key, spec in specs:
-                    if spec[0] == "sparse":
-                        target[key] = SparseTensor(*outputs[position:position + 3])
-                        position += 3
-                    else:
-                        target[key] = outputs[position]
-                        position += 1
-    return results
+            context_out, sequence_out, _ = _sequence_outputs(outputs, context, sequence)
+    return context_out, sequence_out
 
 
 def _sequence_batch_kernel(serialized, *, context, sequence):
@@ -779,22 +786,10 @@ def parse_sequence_example(serialized, context_features: Optional[dict] = None,
             raise ValueError(f"serialized must be a vector, got shape {serialized.shape}")
         outputs = apply_op("ParseSequenceExampleV2", [serialized],
                            name="ParseSequenceExampleV2", context=context, sequence=sequence)
-        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-        results: tuple[dict, dict, dict] = ({}, {}, {})
-        position = 0
-        for target, specs in zip(results[:2], (context, sequence), strict=True):
-            for key, spec in specs:
-                if spec[0] == "sparse":
-                    target[key] = SparseTensor(*outputs[position:position + 3])
-                    position += 3
-                else:
-                    target[key] = outputs[position]
-                    position += 1
-        for key, spec in sequence:
-            if spec[0] == "dense":
-                results[2][key] = outputs[position]
-                position += 1
-    return results
+        context_out, sequence_out, rest = _sequence_outputs(outputs, context, sequence)
+        lengths = dict(zip([key for key, spec in sequence if spec[0] == "dense"], rest,
+                           strict=True))
+    return context_out, sequence_out, lengths
 
 
 def _decode_raw_kernel(data, *, out_type, little_endian):
