@@ -359,7 +359,9 @@ define_conv_family(ConvFamily("DepthwiseConv2dNative", "DepthwiseConv2dNativeBac
                               "DepthwiseConv2dNativeBackpropFilter", 2), _DEPTHWISE)
 
 
-def _conv_attrs(strides, padding, data_format: str, dilations, op_type: str) -> dict:
+def conv_attrs(strides, padding, data_format: str, dilations, op_type: str) -> dict:
+    """A convolution op's window attrs: strides (required), dilations (default 1),
+    data_format and TF's padding attrs, with TF's messages."""
     if strides is None:
         raise ValueError(f"strides of '{op_type}' must be provided.")
     return {"strides": window_list(strides, "strides", data_format),
@@ -401,7 +403,7 @@ def conv2d(input, filter=None, strides=None, padding=None,  # noqa: A002 - TF's 
     filter = alias("filter", filter, "filters", filters)
     x, w = conv_operands(input, filter, "Conv2D")
     return apply_op("Conv2D", [x, w], name=name or "Conv2D",
-                    **_conv_attrs(strides, padding, data_format, dilations, "Conv2D"))
+                    **conv_attrs(strides, padding, data_format, dilations, "Conv2D"))
 
 
 @constructor("Conv2DBackpropInput", "input_sizes", "filter", "out_backprop")
@@ -414,7 +416,7 @@ def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None,  # noqa: 
     dy, w = conv_operands(out_backprop, filter, "Conv2DBackpropInput", "out_backprop")
     return apply_op("Conv2DBackpropInput", [sizes_tensor(input_sizes, dy), w, dy],
                     name=name or "Conv2DBackpropInput",
-                    **_conv_attrs(strides, padding, data_format, dilations,
+                    **conv_attrs(strides, padding, data_format, dilations,
                                   "Conv2DBackpropInput"))
 
 
@@ -426,7 +428,7 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides,  # noqa: 
     x, dy = conv_operands(input, out_backprop, "Conv2DBackpropFilter")
     return apply_op("Conv2DBackpropFilter", [x, sizes_tensor(filter_sizes, x), dy],
                     name=name or "Conv2DBackpropFilter",
-                    **_conv_attrs(strides, padding, data_format, dilations,
+                    **conv_attrs(strides, padding, data_format, dilations,
                                   "Conv2DBackpropFilter"))
 
 
@@ -443,7 +445,7 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
     dy, w = conv_operands(value, filter, "Conv2DBackpropInput", "value")
     return apply_op("Conv2DBackpropInput", [sizes_tensor(output_shape, dy), w, dy],
                     name=name or "conv2d_transpose",
-                    **_conv_attrs(strides, padding, data_format, dilations,
+                    **conv_attrs(strides, padding, data_format, dilations,
                                   "Conv2DBackpropInput"))
 
 
@@ -462,7 +464,7 @@ def depthwise_conv2d(input, filter, strides, padding, rate=None,  # noqa: A002 -
         alias("dilations", dilations, "rate", rate)
     x, w = conv_operands(input, filter, "DepthwiseConv2dNative")
     return apply_op("DepthwiseConv2dNative", [x, w], name=name or "depthwise",
-                    **_conv_attrs(strides, padding, data_format, dilations,
+                    **conv_attrs(strides, padding, data_format, dilations,
                                   "DepthwiseConv2dNative"))
 
 

@@ -16,22 +16,13 @@ from gradflow.framework.graph import Tensor, name_scope
 from gradflow.ops import array
 from gradflow.ops.array.blocks import batch_to_space_nd, space_to_batch_nd
 from gradflow.ops.common import apply_op, constructor
-from gradflow.ops.nn.convolution import conv2d, conv_operands, sizes_tensor
+from gradflow.ops.nn.convolution import conv2d, conv_attrs, conv_operands, sizes_tensor
 from gradflow.ops.nn.convolution_3d import conv3d
-from gradflow.ops.nn.windows import alias, padding_attrs, window_list
+from gradflow.ops.nn.windows import alias, padding_attrs
 
 __all__ = ["convolution", "atrous_conv2d", "atrous_conv2d_transpose", "conv1d_transpose",
            "depthwise_conv2d_native", "depthwise_conv2d_native_backprop_input",
            "depthwise_conv2d_native_backprop_filter"]
-
-
-def _depthwise_attrs(strides, padding, data_format: str, dilations, op_type: str) -> dict:
-    if strides is None:
-        raise ValueError(f"strides of '{op_type}' must be provided.")
-    return {"strides": window_list(strides, "strides", data_format),
-            "dilations": window_list(1 if dilations is None else dilations, "dilations",
-                                      data_format),
-            "data_format": data_format, **padding_attrs(padding, data_format, op_type)}
 
 
 # ------------------------------------------------------------ depthwise native
@@ -42,7 +33,7 @@ def depthwise_conv2d_native(input, filter, strides, padding,
     """The ``DepthwiseConv2dNative`` op itself: ``filter`` [kh, kw, in, multiplier]."""
     x, w = conv_operands(input, filter, "DepthwiseConv2dNative")
     return apply_op("DepthwiseConv2dNative", [x, w], name=name or "DepthwiseConv2dNative",
-                    **_depthwise_attrs(strides, padding, data_format, dilations,
+                    **conv_attrs(strides, padding, data_format, dilations,
                                        "DepthwiseConv2dNative"))
 
 
@@ -55,7 +46,7 @@ def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop,
     op_type = "DepthwiseConv2dNativeBackpropInput"
     dy, w = conv_operands(out_backprop, filter, op_type, "out_backprop")
     return apply_op(op_type, [sizes_tensor(input_sizes, dy), w, dy], name=name or op_type,
-                    **_depthwise_attrs(strides, padding, data_format, dilations, op_type))
+                    **conv_attrs(strides, padding, data_format, dilations, op_type))
 
 
 @constructor("DepthwiseConv2dNativeBackpropFilter", "input", "filter_sizes", "out_backprop")
@@ -68,7 +59,7 @@ def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop,
     x, dy = conv_operands(input, out_backprop, op_type)
     sizes = sizes_tensor(filter_sizes, x)
     return apply_op(op_type, [x, sizes, dy], name=name or op_type,
-                    **_depthwise_attrs(strides, padding, data_format, dilations, op_type))
+                    **conv_attrs(strides, padding, data_format, dilations, op_type))
 
 
 # ------------------------------------------------------------------ convolution
